@@ -1,0 +1,133 @@
+"""The command line (DESIGN §10): parse, call, print."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+import click
+from rich.console import Console
+
+from arrivalbench import render
+from arrivalbench.engine import Limits
+from arrivalbench.errors import ArrivalBenchError, ScriptError
+from arrivalbench.grading import DEFAULT_SEEDS, grade_all, plan
+from arrivalbench.schedules import KINDS
+from arrivalbench.task import builtin_ids, load_spec
+from arrivalbench.values import canonical_json
+
+out = Console(highlight=False, soft_wrap=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="arrivalbench")
+def app() -> None:
+    """Grade incremental data pipelines by running them again under time."""
+
+
+@app.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+def tasks(as_json: bool) -> None:
+    """List the built-in tasks."""
+    specs = [load_spec(t) for t in builtin_ids()]
+    if as_json:
+        click.echo(canonical_json([render.task_summary(s) for s in specs]))
+    else:
+        out.print(render.tasks_table(specs))
+
+
+@app.command()
+@click.argument("task")
+@click.option("--schedule", type=click.Choice(KINDS), help="Print this schedule's batch plan.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--prompt", "variant", help="Print only the prompt of this variant.")
+def show(task: str, schedule: str | None, seed: int, variant: str | None) -> None:
+    """Show TASK (a built-in id or a folder): ticket, schemas, hazards and the agent's prompt."""
+    from arrivalbench.agent.prompts import build
+
+    spec = load_spec(task)
+    if schedule is not None:
+        from arrivalbench.grading import schedule as make_schedule
+
+        out.print(render.schedule_plan(spec, make_schedule(spec, schedule, seed)))
+    elif variant is not None:
+        click.echo(build(spec, variant))
+    else:
+        out.print(render.task_details(spec))
+        out.rule("prompt (unhinted)")
+        click.echo(build(spec, "unhinted"))
+
+
+@app.command()
+@click.argument("pipeline", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--task", "task", required=True, help="A built-in task id or a task folder.")
+@click.option("--schedule", "kinds", multiple=True, type=click.Choice(KINDS),
+              help="Grade only these schedules (repeatable). Default: snapshot, both controls "
+                   "and every hazard the task declares.")
+@click.option("--seeds", type=click.IntRange(min=1), default=DEFAULT_SEEDS, show_default=True,
+              help="Seeds 0..N-1 for each schedule but snapshot.")
+@click.option("--timeout", type=click.FloatRange(min=0.01), default=Limits.statement_seconds,
+              show_default=True, help="Seconds one statement may run.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def grade(pipeline: Path, task: str, kinds: Sequence[str], seeds: int, timeout: float,
+          as_json: bool) -> None:
+    """Grade PIPELINE.sql on TASK. Exit 0 if every verdict is PASS, 1 otherwise."""
+    spec = load_spec(task)
+    script = read_script(pipeline)
+    points = plan(spec, seeds, kinds)
+    limits = Limits(statement_seconds=timeout)
+    verdicts = []
+    with render.progress(len(points), quiet=as_json) as advance:
+        for verdict, _outcome in grade_all(spec, script, points, limits):
+            verdicts.append(verdict)
+            advance(verdict.verdict)
+    if as_json:
+        click.echo(canonical_json(render.grade_document(spec, verdicts)))
+    else:
+        out.print(render.grade_table(spec, pipeline, verdicts))
+        for block in render.failure_details(verdicts):
+            out.print(block)
+    sys.exit(0 if all(v.verdict == "PASS" for v in verdicts) else 1)
+
+
+def read_script(path: Path) -> str:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScriptError(f"{path}: no such file; give the path of a .sql script") from None
+    except IsADirectoryError:
+        raise ScriptError(f"{path}: is a folder; give the path of a .sql script") from None
+    except UnicodeDecodeError:
+        raise ScriptError(f"{path}: not UTF-8 text; save the script as UTF-8") from None
+    except OSError as exc:
+        raise ScriptError(f"{path}: cannot be read ({exc.strerror})") from None
+    if not text.strip():
+        raise ScriptError(f"{path}: empty; a pipeline holds at least one SQL statement")
+    return text
+
+
+def fail(message: str) -> NoReturn:
+    click.echo(f"arrivalbench: error: {message}", err=True)
+    sys.exit(2)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Bad input of any kind ends in one line on standard error and exit status 2."""
+    try:
+        app.main(args=argv, prog_name="arrivalbench", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
+        sys.exit(2)
+    except click.UsageError as exc:
+        command = exc.ctx.command_path if exc.ctx else "arrivalbench"
+        fail(f"{exc.format_message()} (see '{command} --help')")
+    except click.Abort:
+        fail("interrupted")
+    except click.ClickException as exc:
+        fail(exc.format_message())
+    except ArrivalBenchError as exc:
+        fail(str(exc))
+    except BrokenPipeError:
+        sys.exit(1)

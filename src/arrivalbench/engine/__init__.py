@@ -1,0 +1,58 @@
+"""The engine seam: everything that executes SQL sits behind it (DESIGN §2).
+
+`replay` and the oracle see only these values; `engine.duckdb` is the one implementation.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+Phase = Literal["load", "run", "read-target", "timeout", "memory", "sandbox"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one replay may use. Part of the harness configuration, not of a verdict's key."""
+
+    statement_seconds: float = 5.0
+    memory: str = "512MB"
+    max_target_rows: int = 1_000_000
+
+
+@dataclass(frozen=True)
+class Table:
+    """A result read back from the engine: column names and DuckDB types, and its rows."""
+
+    columns: tuple[tuple[str, str], ...]
+    rows: tuple[tuple[object, ...], ...]
+
+
+class Failure(Exception):
+    """Where and why a replay stopped. Not an ArrivalBenchError: it becomes an ERROR verdict."""
+
+    def __init__(self, phase: Phase, message: str, batch: int | None = None,
+                 statement: int | None = None) -> None:
+        super().__init__(message)
+        self.phase, self.message, self.batch, self.statement = phase, message, batch, statement
+
+    def at(self, batch: int) -> Failure:
+        return Failure(self.phase, self.message, batch, self.statement)
+
+
+_VOLATILE = [
+    (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),
+    (re.compile(r"\d+(\.\d+)? ?(bytes|[KMGT]i?B)\b"), "<size>"),
+    (re.compile(r"\d+(\.\d+)? ?(ms|s|seconds)\b"), "<time>"),
+    (re.compile(r"(/tmp|/var|/private)/\S+"), "<path>"),
+]
+
+
+def normalize_message(message: str) -> str:
+    """The first line of an engine message with addresses, sizes, timings and temp paths
+    masked, so that the same failure always reads the same."""
+    line = message.strip().splitlines()[0] if message.strip() else "error"
+    for pattern, replacement in _VOLATILE:
+        line = pattern.sub(replacement, line)
+    return line.strip()

@@ -1,0 +1,266 @@
+"""Embedded DuckDB as a sandbox for untrusted pipelines.
+
+One in-memory database per replay, configured before anything runs and then locked: no file or
+network access, no extension install or load, one thread (deterministic floating-point sums and a
+fair share of the machine per worker), a memory limit and no spilling to disk. Every statement
+runs under a watchdog that interrupts it at the time limit. Statement types that could only
+breach the contract are refused before they run, so their verdict does not depend on which
+setting happens to catch them.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from arrivalbench.engine import Failure, Limits, Phase, Table, normalize_message
+
+NAME = "duckdb"
+VERSION = duckdb.__version__
+
+# SET also covers RESET and USE; LOAD covers INSTALL.
+_REFUSED = {
+    duckdb.StatementType.SET: "changes a setting",
+    duckdb.StatementType.LOAD: "installs or loads an extension",
+    duckdb.StatementType.ATTACH: "attaches a database",
+    duckdb.StatementType.DETACH: "detaches a database",
+    duckdb.StatementType.COPY: "copies to or from a file",
+    duckdb.StatementType.COPY_DATABASE: "copies a database",
+    duckdb.StatementType.EXPORT: "exports to files",
+    duckdb.StatementType.EXTENSION: "manages extensions",
+}
+
+
+def _config(limits: Limits) -> dict[str, Any]:
+    return {
+        "threads": 1,
+        "memory_limit": limits.memory,
+        "max_temp_directory_size": "0B",  # never spill to disk
+        "enable_external_access": False,
+        "autoinstall_known_extensions": False,
+        "autoload_known_extensions": False,
+        "allow_community_extensions": False,
+        "allow_unsigned_extensions": False,
+        "lock_configuration": True,
+    }
+
+
+_EXISTS = """
+SELECT EXISTS (SELECT 1 FROM duckdb_tables() WHERE database_name = current_database()
+               AND schema_name = 'main' AND lower(table_name) = lower($1))
+    OR EXISTS (SELECT 1 FROM duckdb_views() WHERE database_name = current_database()
+               AND schema_name = 'main' AND NOT internal AND lower(view_name) = lower($1))
+"""
+
+
+class _Watchdog:
+    """One thread per process that interrupts the connection it is armed on once its deadline
+    has passed. Arming is a single assignment and wakes nobody: at thousands of statements a
+    second a timer, or even a notified condition, per statement costs more than the statements.
+    The price is precision: a statement is interrupted up to one tick after its deadline."""
+
+    TICK = 0.05
+
+    def __init__(self) -> None:
+        self._armed: tuple[duckdb.DuckDBPyConnection, float] | None = None
+        self.fired = False
+        threading.Thread(target=self._loop, name="arrivalbench-watchdog", daemon=True).start()
+
+    def _loop(self) -> None:
+        while True:
+            time.sleep(self.TICK)
+            armed = self._armed
+            if armed is not None and time.monotonic() > armed[1]:
+                self.fired = True
+                armed[0].interrupt()
+
+    @contextmanager
+    def armed(self, con: duckdb.DuckDBPyConnection, seconds: float) -> Iterator[None]:
+        self.fired = False
+        self._armed = (con, time.monotonic() + seconds)
+        try:
+            yield
+        finally:
+            self._armed = None
+
+
+_watchdog: _Watchdog | None = None
+_watchdog_lock = threading.Lock()
+
+
+def _get_watchdog() -> _Watchdog:
+    global _watchdog
+    with _watchdog_lock:
+        if _watchdog is None:  # started lazily: a forked worker needs its own thread
+            _watchdog = _Watchdog()
+        return _watchdog
+
+
+def classify(exc: BaseException, timed_out: bool) -> Phase:
+    if timed_out or isinstance(exc, duckdb.InterruptException):
+        return "timeout"
+    if isinstance(exc, duckdb.OutOfMemoryException):
+        return "memory"
+    if isinstance(exc, duckdb.PermissionException) or "configuration has been locked" in str(exc):
+        return "sandbox"
+    return "run"
+
+
+class Statements:
+    """A script split by DuckDB's own parser."""
+
+    def __init__(self, parsed: Sequence[Any]) -> None:
+        self.parsed = list(parsed)
+
+    def __len__(self) -> int:
+        return len(self.parsed)
+
+
+class _Instance:
+    """One locked DuckDB instance per process and limits, holding exactly one database: the
+    current replay's, an attached in-memory database that is the default of every connection.
+    Its built-in default database is detached, so no object outlives its replay. Attaching a
+    database costs well under a millisecond where opening an instance costs tens of them, and
+    replays in one process run one at a time."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.root = duckdb.connect(":memory:", config=_config(limits))
+        self.serial = 0
+        self.current = "memory"
+        self.rotate()
+
+    def rotate(self) -> None:
+        """Replace the current database with a new empty one."""
+        self.serial += 1
+        fresh = f"replay_{self.serial}"
+        self.root.execute(f"ATTACH ':memory:' AS {fresh}; USE {fresh}; DETACH {self.current}")
+        self.current = fresh
+
+
+_instances: dict[tuple[int, Limits], _Instance] = {}
+
+
+def _instance(limits: Limits) -> _Instance:
+    key = (os.getpid(), limits)  # a forked worker must not share its parent's instance
+    if key not in _instances:
+        _instances[key] = _Instance(limits)
+    return _instances[key]
+
+
+class Database:
+    """The database of one replay."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self._instance = _instance(limits)
+        self._db = self._instance.root.cursor()
+        self._db.execute("CREATE SCHEMA incoming")
+        self._watchdog = _get_watchdog()
+        self.engine_seconds = 0.0  # time inside DuckDB on the pipeline's own statements
+
+    def _connect(self) -> duckdb.DuckDBPyConnection:
+        return self._instance.root.cursor()
+
+    def close(self) -> None:
+        self._db.close()
+        self._instance.rotate()
+
+    def split(self, script: str) -> Statements:
+        try:
+            parsed = self._db.extract_statements(script)
+        except Exception as exc:  # the parser also raises non-DuckDB errors on odd input
+            raise Failure("run", normalize_message(str(exc)), statement=None) from None
+        for index, statement in enumerate(parsed):
+            reason = _REFUSED.get(statement.type)
+            if reason is not None:
+                words = " ".join(statement.query.split())[:60]
+                raise Failure("sandbox", f"statement refused: {words!r} {reason}",
+                              statement=index)
+        return Statements(parsed)
+
+    def _execute(self, con: duckdb.DuckDBPyConnection, sql: Any, phase: Phase,
+                 statement: int | None = None, params: list[object] | None = None
+                 ) -> duckdb.DuckDBPyConnection:
+        try:
+            with self._watchdog.armed(con, self.limits.statement_seconds):
+                return con.execute(sql, params)
+        except duckdb.Error as exc:
+            fired = self._watchdog.fired
+            kind = classify(exc, fired)
+            raise Failure(phase if kind == "run" else kind, normalize_message(str(exc)),
+                          statement=statement) from None
+
+    def load(self, tables: Mapping[str, pa.Table]) -> None:
+        """Replace each `incoming.<source>`; rebuild the schema if the pipeline disturbed it."""
+        try:
+            for name, table in tables.items():
+                self._db.execute(f'DROP TABLE IF EXISTS incoming."{name}"')
+                self._db.from_arrow(table).create(f'incoming."{name}"')
+        except duckdb.Error:
+            self._execute(self._db, "DROP SCHEMA IF EXISTS incoming CASCADE", "load")
+            self._execute(self._db, "CREATE SCHEMA incoming", "load")
+            for name, table in tables.items():
+                try:
+                    self._db.from_arrow(table).create(f'incoming."{name}"')
+                except duckdb.Error as exc:
+                    raise Failure("load", normalize_message(str(exc))) from None
+
+    def create(self, name: str, table: pa.Table) -> None:
+        """A trusted table in schema main (the log under its bare name, for the reference)."""
+        self._db.from_arrow(table).create(f'main."{name}"')
+
+    def run(self, statements: Statements, count: int | None = None) -> None:
+        """Run the first `count` statements (all by default) over a new connection. Closing
+        it rolls back whatever transaction the script left open."""
+        con = self._connect()
+        try:
+            for index, statement in enumerate(statements.parsed[:count]):
+                start = time.perf_counter()
+                try:
+                    self._execute(con, statement, "run", index)
+                finally:
+                    self.engine_seconds += time.perf_counter() - start
+        finally:
+            con.close()
+
+    def read(self, name: str) -> Table:
+        con = self._connect()
+        try:
+            found = self._execute(con, _EXISTS, "read-target", params=[name]).fetchone()
+            if not found or not found[0]:
+                raise Failure("read-target", f"main.{name} does not exist after the last run")
+            return self.query(f'SELECT * FROM main."{name}"', "read-target", con)
+        finally:
+            con.close()
+
+    def query(self, sql: str, phase: Phase, con: duckdb.DuckDBPyConnection | None = None
+              ) -> Table:
+        con = con or self._db
+        limit = self.limits.max_target_rows
+        count = self._execute(con, f"SELECT count(*) FROM ({sql})", phase).fetchone()
+        if count is not None and count[0] > limit:
+            raise Failure(phase, f"the result has {count[0]} rows, more than the limit {limit}")
+        result = self._execute(con, sql, phase)
+        columns = tuple((d[0], str(d[1])) for d in result.description or ())
+        try:
+            rows = tuple(result.fetchall())
+        except duckdb.Error as exc:
+            raise Failure(classify(exc, self._watchdog.fired), normalize_message(str(exc))
+                          ) from None
+        return Table(columns, rows)
+
+
+@contextmanager
+def database(limits: Limits) -> Iterator[Database]:
+    db = Database(limits)
+    try:
+        yield db
+    finally:
+        db.close()

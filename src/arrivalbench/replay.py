@@ -1,0 +1,107 @@
+"""One replay (DESIGN §2): an artifact run batch by batch under a schedule, in one database.
+
+Also the batch recomputation: `reference.sql` over the complete log, in a sandbox of its own.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from arrivalbench.engine import Failure, Limits, Table
+from arrivalbench.engine import duckdb as engine
+from arrivalbench.errors import TaskError
+from arrivalbench.log import Log, load_log
+from arrivalbench.schedules import Schedule
+from arrivalbench.task import TaskSpec
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The final table, or where the replay stopped; timings are kept apart from verdicts."""
+
+    table: Table | None
+    failure: Failure | None
+    wall_seconds: float
+    engine_seconds: float
+
+
+def batch_tables(spec: TaskSpec, log: Log, schedule: Schedule) -> list[dict[str, pa.Table]]:
+    """The contents of schema `incoming` for every batch, each source in declared order."""
+    out = []
+    for number, batch in enumerate(schedule.batches):
+        rows: dict[str, list[int]] = {s.name: [] for s in spec.sources}
+        for source, row in batch.records:
+            rows[source].append(row)
+        tables = {}
+        for name, picked in rows.items():
+            indices = pa.array(picked, pa.int64())
+            table = log.tables[name].take(indices)
+            evolved = spec.evolution is not None and spec.evolution.source == name and \
+                schedule.evolution_from is not None and number >= schedule.evolution_from
+            if evolved and spec.evolution is not None and log.evolution is not None:
+                table = table.append_column(spec.evolution.column, log.evolution.take(indices))
+            tables[name] = table
+        out.append(tables)
+    return out
+
+
+def replay(spec: TaskSpec, script: str, schedule: Schedule, limits: Limits = Limits()) -> Outcome:
+    log = load_log(spec)
+    batches = batch_tables(spec, log, schedule)
+    start = time.perf_counter()
+    with engine.database(limits) as db:
+        try:
+            statements = db.split(script)
+        except Failure as failure:
+            return Outcome(None, failure.at(0), time.perf_counter() - start, 0.0)
+        try:
+            for number, (batch, tables) in enumerate(zip(schedule.batches, batches,
+                                                         strict=True)):
+                try:
+                    db.load(tables)
+                    db.run(statements, batch.abort_after(len(statements)))
+                except Failure as failure:
+                    raise failure.at(number) from None
+            table = db.read(spec.target.name)
+        except Failure as failure:
+            return Outcome(None, failure, time.perf_counter() - start, db.engine_seconds)
+        return Outcome(table, None, time.perf_counter() - start, db.engine_seconds)
+
+
+def expected(spec: TaskSpec, limits: Limits = Limits()) -> Table:
+    """`reference.sql` over the complete log, cast to the declared target types."""
+    return _expected(spec, limits)
+
+
+@functools.lru_cache(maxsize=16)
+def _expected(spec: TaskSpec, limits: Limits) -> Table:
+    log = load_log(spec)
+    where = spec.path / "reference.sql"
+    with engine.database(limits) as db:
+        try:
+            statements = db.split(spec.reference_sql)
+        except Failure as failure:
+            raise TaskError(f"{where}: {failure.message}") from None
+        if len(statements) != 1 or statements.parsed[0].type.name != "SELECT":
+            raise TaskError(f"{where}: must hold exactly one SELECT query, found "
+                            f"{len(statements)} statements")
+        query = statements.parsed[0].query.strip().rstrip(";")
+        try:
+            db.load({})  # an empty `incoming`, so the reference cannot depend on it
+            for name, table in log.tables.items():
+                db.create(name, table)
+            shape = db.query(f"SELECT * FROM ({query}) LIMIT 0", "run")
+            got = [name for name, _type in shape.columns]
+            want = [c.name for c in spec.target.columns]
+            if sorted(n.lower() for n in got) != sorted(n.lower() for n in want):
+                raise TaskError(f"{where}: returns columns {got}; target {spec.target.name} "
+                                f"declares {want}")
+            casts = ", ".join(f'CAST("{c.name}" AS {c.type}) AS "{c.name}"'
+                              for c in spec.target.columns)
+            return db.query(f"SELECT {casts} FROM ({query})", "run")
+        except Failure as failure:
+            raise TaskError(f"{where}: {failure.message}") from None

@@ -1,0 +1,329 @@
+"""Task folders (DESIGN §3): read and validate `task.yaml`, its SQL files and its log.
+
+Loading runs no code from the folder: the log is data and the SQL is only read here.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, cast, get_args
+
+import duckdb
+import yaml
+
+from arrivalbench.errors import TaskError
+from arrivalbench.values import digest
+
+Mode = Literal["append", "upsert", "aggregate"]
+Difficulty = Literal["easy", "medium", "hard"]
+Hazard = Literal[
+    "late_arrival", "out_of_order", "duplicates", "crash_retry", "backfill", "schema_evolution"
+]
+HAZARDS: tuple[Hazard, ...] = get_args(Hazard)
+MODES: tuple[Mode, ...] = get_args(Mode)
+DIFFICULTIES: tuple[Difficulty, ...] = get_args(Difficulty)
+
+BUILTIN_DIR = Path(__file__).parent / "tasks"
+LOG_SUFFIXES = (".jsonl", ".csv", ".parquet")
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str  # DuckDB's own spelling of the declared type, e.g. "DECIMAL(10,2)"
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str
+    columns: tuple[Column, ...]
+    record_key: tuple[str, ...]
+    event_time: str | None
+    entity_key: tuple[str, ...] = ()
+    version: str | None = None
+
+    @property
+    def is_change_stream(self) -> bool:
+        return bool(self.entity_key) and self.version is not None
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    columns: tuple[Column, ...]
+    key: tuple[str, ...]
+    tolerance: float
+
+
+@dataclass(frozen=True)
+class Evolution:
+    source: str
+    column: str
+    type: str
+
+
+@dataclass(frozen=True)
+class Negative:
+    name: str
+    fails: tuple[Hazard, ...]
+    sql: str
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """Everything in a task folder except the log's records."""
+
+    id: str
+    title: str
+    mode: Mode
+    difficulty: Difficulty
+    ticket: str
+    sources: tuple[Source, ...]
+    target: Target
+    hazards: tuple[Hazard, ...]
+    evolution: Evolution | None
+    negatives: tuple[Negative, ...]
+    gold_idiom: str | None
+    reference_sql: str
+    gold_sql: str
+    path: Path
+    log_files: tuple[Path, ...]
+    digest: str
+
+    def source(self, name: str) -> Source:
+        return next(s for s in self.sources if s.name == name)
+
+
+def builtin_ids() -> list[str]:
+    return sorted(p.name for p in BUILTIN_DIR.iterdir() if (p / "task.yaml").is_file())
+
+
+def resolve(ref: str | Path) -> Path:
+    """A built-in task id or a folder on disk."""
+    text = str(ref)
+    if "/" not in text and "\\" not in text and (BUILTIN_DIR / text / "task.yaml").is_file():
+        return BUILTIN_DIR / text
+    path = Path(text).expanduser()
+    if path.is_dir():
+        if not (path / "task.yaml").is_file():
+            raise TaskError(f"{path}: no task.yaml in this folder; a task folder holds task.yaml, "
+                            "reference.sql, gold.sql and log/")
+        return path.resolve()
+    known = ", ".join(builtin_ids()) or "none"
+    raise TaskError(f"unknown task {text!r}: give a built-in id (one of: {known}) or a task folder")
+
+
+@functools.lru_cache(maxsize=64)
+def _load_spec_cached(path: Path, folder_digest: str) -> TaskSpec:
+    return _parse(path, folder_digest)
+
+
+def load_spec(ref: str | Path) -> TaskSpec:
+    path = resolve(ref)
+    return _load_spec_cached(path, _folder_digest(path))
+
+
+def _folder_digest(path: Path) -> str:
+    """Covers every file of the task (names and bytes), so any edit changes it."""
+    parts: list[bytes] = []
+    for file in sorted(p for p in path.rglob("*") if p.is_file()):
+        rel = file.relative_to(path)
+        if any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
+            continue
+        data = file.read_bytes()
+        parts.append(f"{rel.as_posix()}\0{len(data)}\0".encode() + data)
+    return digest(b"".join(parts))
+
+
+# -- parsing task.yaml ---------------------------------------------------------------------------
+
+
+class _Fields:
+    """Reads one mapping of task.yaml, naming the file and the field in every error."""
+
+    def __init__(self, file: Path, where: str, data: object) -> None:
+        if not isinstance(data, dict):
+            raise TaskError(f"{file}: {where or 'the document'} must be a mapping, "
+                            f"got {type(data).__name__}")
+        self.file, self.where, self.data = file, where, cast(dict[str, Any], data)
+
+    def _name(self, key: str) -> str:
+        return f"{self.where}.{key}" if self.where else key
+
+    def fail(self, key: str, message: str) -> TaskError:
+        return TaskError(f"{self.file}: field {self._name(key)}: {message}")
+
+    def get(self, key: str, kind: type | tuple[type, ...], default: object = ...) -> Any:
+        if key not in self.data or self.data[key] is None:
+            if default is ...:
+                raise self.fail(key, "is required")
+            return default
+        value = self.data[key]
+        if not isinstance(value, kind):
+            names = kind.__name__ if isinstance(kind, type) else " or ".join(
+                k.__name__ for k in kind)
+            raise self.fail(key, f"must be a {names}, got {value!r}")
+        return value
+
+    def choice(self, key: str, allowed: tuple[str, ...]) -> str:
+        value = self.get(key, str)
+        if value not in allowed:
+            raise self.fail(key, f"{value!r} is not one of {', '.join(allowed)}")
+        return cast(str, value)
+
+    def names(self, key: str, allowed: tuple[str, ...], default: object = ...) -> tuple[str, ...]:
+        """A column name or a list of them, each among `allowed`."""
+        value = self.get(key, (str, list), default)
+        if value is None or value == ():
+            return ()
+        items = [value] if isinstance(value, str) else value
+        for item in items:
+            if item not in allowed:
+                raise self.fail(key, f"{item!r} is not among the columns "
+                                     f"({', '.join(allowed)})")
+        return tuple(items)
+
+    def sub(self, key: str) -> _Fields:
+        return _Fields(self.file, self._name(key), self.get(key, dict))
+
+
+def _columns(fields: _Fields, key: str) -> tuple[Column, ...]:
+    raw = fields.get(key, dict)
+    if not raw:
+        raise fields.fail(key, "must declare at least one column")
+    return tuple(Column(str(name), _type(fields, f"{key}.{name}", raw[name])) for name in raw)
+
+
+def _type(fields: _Fields, key: str, declared: object) -> str:
+    if not isinstance(declared, str):
+        raise fields.fail(key, f"type must be a string such as BIGINT or \"DECIMAL(10,2)\", "
+                               f"got {declared!r}")
+    try:
+        return str(duckdb.sqltype(declared))
+    except duckdb.Error:
+        raise fields.fail(key, f"unknown type {declared!r}; use a DuckDB type such as BIGINT, "
+                               "VARCHAR, DOUBLE, DATE, TIMESTAMP or DECIMAL(p,s)") from None
+
+
+def _parse(path: Path, folder_digest: str) -> TaskSpec:
+    file = path / "task.yaml"
+    try:
+        document = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise TaskError(f"{file}: not valid YAML{where}; fix the syntax") from None
+    except UnicodeDecodeError:
+        raise TaskError(f"{file}: not UTF-8 text") from None
+    top = _Fields(file, "", document)
+
+    task_id = top.get("id", str)
+    if task_id != path.name:
+        raise top.fail("id", f"{task_id!r} must equal the folder name {path.name!r}")
+
+    sources = []
+    for name in top.get("sources", dict):
+        sub = top.sub("sources").sub(name)
+        columns = _columns(sub, "columns")
+        names = tuple(c.name for c in columns)
+        record_key = sub.names("record_key", names)
+        if not record_key:
+            raise sub.fail("record_key", "must name at least one column")
+        event_time = sub.names("event_time", names, None)
+        version = sub.names("version", names, None)
+        if len(event_time) > 1 or len(version) > 1:
+            raise sub.fail("event_time" if len(event_time) > 1 else "version",
+                           "must name a single column")
+        entity_key = sub.names("entity_key", names, None)
+        if bool(entity_key) != bool(version):
+            raise sub.fail("version", "entity_key and version go together in a change stream")
+        sources.append(Source(str(name), columns, record_key, event_time[0] if event_time else
+                              None, entity_key, version[0] if version else None))
+    if not sources:
+        raise top.fail("sources", "must declare at least one source")
+    source_names = tuple(s.name for s in sources)
+
+    tsub = top.sub("target")
+    tcolumns = _columns(tsub, "columns")
+    key = tsub.names("key", tuple(c.name for c in tcolumns))
+    if not key:
+        raise tsub.fail("key", "must name at least one column")
+    tolerance = tsub.get("tolerance", (int, float), 1e-9)
+    if not 0 <= tolerance < 1:
+        raise tsub.fail("tolerance", f"{tolerance!r} must be a relative tolerance in [0, 1)")
+    target = Target(tsub.get("name", str), tcolumns, key, float(tolerance))
+
+    hazards = top.get("hazards", list)
+    for hazard in hazards:
+        if hazard not in HAZARDS:
+            raise top.fail("hazards", f"unknown hazard {hazard!r}; allowed: {', '.join(HAZARDS)}")
+    if len(set(hazards)) != len(hazards):
+        raise top.fail("hazards", "lists a hazard twice")
+
+    evolution = None
+    if "schema_evolution" in hazards:
+        esub = top.sub("evolution")
+        esource = esub.choice("source", source_names)
+        ecolumn = esub.get("column", str)
+        if ecolumn.lower() in (c.name.lower() for c in
+                               next(s for s in sources if s.name == esource).columns):
+            raise esub.fail("column", f"{ecolumn!r} is already a column of {esource}")
+        evolution = Evolution(esource, ecolumn, _type(esub, "type", esub.get("type", str)))
+    elif top.get("evolution", dict, None) is not None:
+        raise top.fail("evolution", "is given but hazards does not declare schema_evolution")
+
+    negatives = []
+    for name in top.get("negatives", dict, {}):
+        nsub = top.sub("negatives").sub(name)
+        fails = nsub.get("fails", list)
+        for hazard in fails:
+            if hazard not in hazards:
+                raise nsub.fail("fails", f"{hazard!r} is not among the task's hazards "
+                                         f"({', '.join(hazards)})")
+        negatives.append(Negative(str(name), tuple(fails),
+                                  _read_sql(path / "negatives" / f"{name}.sql")))
+
+    log_files = []
+    for source in sources:
+        found = [path / "log" / f"{source.name}{suffix}" for suffix in LOG_SUFFIXES]
+        present = [f for f in found if f.is_file()]
+        if len(present) != 1:
+            problem = "is missing" if not present else "is given in more than one format"
+            raise TaskError(f"{path / 'log' / source.name}.jsonl: the log of source "
+                            f"{source.name!r} {problem}; give exactly one of "
+                            f"{', '.join(f.name for f in found)}")
+        log_files.append(present[0])
+
+    return TaskSpec(
+        id=task_id,
+        title=top.get("title", str),
+        mode=cast(Mode, top.choice("mode", MODES)),
+        difficulty=cast(Difficulty, top.choice("difficulty", DIFFICULTIES)),
+        ticket=top.get("ticket", str).strip(),
+        sources=tuple(sources),
+        target=target,
+        hazards=tuple(hazards),
+        evolution=evolution,
+        negatives=tuple(negatives),
+        gold_idiom=top.get("gold_idiom", str, None),
+        reference_sql=_read_sql(path / "reference.sql"),
+        gold_sql=_read_sql(path / "gold.sql"),
+        path=path,
+        log_files=tuple(log_files),
+        digest=folder_digest,
+    )
+
+
+def _read_sql(file: Path) -> str:
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TaskError(f"{file}: missing; every task folder needs it") from None
+    except UnicodeDecodeError:
+        raise TaskError(f"{file}: not UTF-8 text") from None
+    if not text.strip():
+        raise TaskError(f"{file}: empty")
+    return text
+

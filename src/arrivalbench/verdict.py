@@ -1,0 +1,48 @@
+"""Verdict records (DESIGN §5): canonical JSON, the same bytes for the same inputs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+from arrivalbench import __version__
+from arrivalbench.engine import duckdb as duckdb_engine
+from arrivalbench.values import JSON, canonical_json
+
+Kind = Literal["PASS", "FAIL", "ERROR"]
+KINDS: tuple[Kind, ...] = get_args(Kind)
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Verdict:
+    task: str
+    task_digest: str
+    schedule: str
+    seed: int
+    schedule_digest: str
+    artifact: str
+    verdict: Kind
+    detail: dict[str, JSON] = field(default_factory=dict)
+    engine: str = duckdb_engine.NAME
+    engine_version: str = duckdb_engine.VERSION
+    harness_version: str = __version__
+
+    def document(self) -> dict[str, JSON]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "task": self.task,
+            "task_digest": self.task_digest,
+            "schedule": self.schedule,
+            "seed": self.seed,
+            "schedule_digest": self.schedule_digest,
+            "artifact": self.artifact,
+            "engine": self.engine,
+            "engine_version": self.engine_version,
+            "harness_version": self.harness_version,
+            "verdict": self.verdict,
+            "detail": self.detail,
+        }
+
+    def json(self) -> str:
+        return canonical_json(self.document())
