@@ -92,6 +92,18 @@ def grade(pipeline: Path, task: str, kinds: Sequence[str], seeds: int, timeout: 
     sys.exit(0 if all(v.verdict == "PASS" for v in verdicts) else 1)
 
 
+# -- gate (the corpus) ---------------------------------------------------------------------------
+
+
+# -- run, regrade (grading at scale) -------------------------------------------------------------
+
+
+# -- generate, idioms (model arms) ---------------------------------------------------------------
+
+
+# -- report --------------------------------------------------------------------------------------
+
+
 def read_script(path: Path) -> str:
     try:
         text = path.read_text(encoding="utf-8")
