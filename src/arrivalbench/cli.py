@@ -104,6 +104,31 @@ def grade(pipeline: Path, task: str, kinds: Sequence[str], seeds: int, timeout: 
 # -- report --------------------------------------------------------------------------------------
 
 
+@app.command()
+@click.option("--results", "results", type=click.Path(path_type=Path),
+              default=Path("results/arrivalbench.duckdb"), show_default=True,
+              help="The results file to read (never written).")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False),
+              default=Path("reports"), show_default=True,
+              help="Folder for metrics.json, report.md, report.html, CSVs and figures.")
+@click.option("--arm", "arms", multiple=True,
+              help="Report only this arm (repeatable). Default: every arm in the file.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Seed of the bootstrap over tasks.")
+def report(results: Path, out_dir: Path, arms: Sequence[str], seed: int) -> None:
+    """Tables, figures and 95% intervals of the arms in a results file."""
+    try:
+        from arrivalbench import report as reporting
+        from arrivalbench.report.terminal import summary_table
+    except ImportError as exc:
+        raise ArrivalBenchError(f"report needs the 'report' extra ({exc.name} is missing); "
+                                "pip install 'arrivalbench[report]'") from None
+    written = reporting.write(results, out_dir, arms, seed)
+    out.print(summary_table(written.doc))
+    out.print(f"wrote {len(written.files)} files to {written.out}: metrics.json, report.md, "
+              f"report.html, CSVs, figures/")
+
+
 def read_script(path: Path) -> str:
     try:
         text = path.read_text(encoding="utf-8")

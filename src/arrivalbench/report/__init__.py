@@ -1,0 +1,68 @@
+"""Reports (DESIGN §8): metrics.json, report.md, report.html, one CSV per table and the
+figures, from a results file.
+
+`write` is the whole pipeline: load (read-only) -> metrics (pure) -> tables and figures ->
+files. The same results file gives byte-identical files.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.report import figures, html, markdown, tables
+from arrivalbench.report.bootstrap import METHOD
+from arrivalbench.report.load import load
+from arrivalbench.report.metrics import study, used_verdicts
+from arrivalbench.values import JSON
+
+DEFAULT_SEED = 0
+
+
+@dataclass(frozen=True)
+class Written:
+    """What a report wrote: the metrics document and the paths, in writing order."""
+
+    doc: dict[str, JSON]
+    out: Path
+    files: tuple[Path, ...]
+
+
+def metrics_json(doc: JSON) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write(results: Path | str, out: Path | str, arms: Sequence[str] = (),
+          seed: int = DEFAULT_SEED) -> Written:
+    """Read `results` and write the report into the folder `out` (created if missing)."""
+    data = load(results, arms)
+    doc = study(data, seed)
+    count = len(used_verdicts(data))
+    built = tables.build(doc)
+    charts = figures.charts(doc)
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "figures").mkdir(exist_ok=True)
+    except OSError as exc:
+        raise ArrivalBenchError(f"--out {out}: cannot create the folder ({exc.strerror})") \
+            from None
+    files: dict[Path, str] = {out / "metrics.json": metrics_json(doc)}
+    files |= {out / f"{t.name}.csv": tables.to_csv(t) for t in built}
+    files |= {out / "figures" / f"{c.name}.svg": c.svg for c in charts}
+    files[out / "report.md"] = markdown.render(doc, built, charts, METHOD, count)
+    files[out / "report.html"] = html.render(doc, built, charts, METHOD, count)
+    try:
+        for name, *_ in figures.FIGURES:  # a figure this report does not have must not linger
+            stale = out / "figures" / f"{name}.svg"
+            if stale not in files and stale.exists():
+                stale.unlink()
+        for path, text in files.items():
+            path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ArrivalBenchError(f"--out {out}: cannot write the report ({exc.strerror})") \
+            from None
+    return Written(doc, out, tuple(files))

@@ -1,0 +1,136 @@
+"""Reading a results file for a report: read-only, into plain rows.
+
+The report never writes the results file and never goes through `Store` (which creates its
+tables when they are missing): a wrong path must be an error, not a new empty results file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.store import SCHEMA_VERSION
+
+REQUIRED_TABLES = ("meta", "cells", "verdicts", "artifacts", "turns")
+
+
+@dataclass(frozen=True)
+class CellRow:
+    """One (arm, task, replicate); `artifact` is None when the arm produced no script."""
+
+    arm: str
+    task: str
+    task_digest: str
+    replicate: int
+    artifact: str | None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class VerdictRow:
+    """One stored replay verdict, keyed like the `verdicts` table."""
+
+    task_digest: str
+    artifact: str
+    schedule: str
+    seed: int
+    verdict: str
+    engine_version: str = "duckdb"
+    harness_version: str = "0"
+    record: str = ""
+
+
+@dataclass(frozen=True)
+class TurnRow:
+    """One turn of a model arm's snapshot repair loop (1-based)."""
+
+    arm: str
+    task: str
+    replicate: int
+    turn: int
+    snapshot_verdict: str | None
+
+
+@dataclass(frozen=True)
+class Results:
+    """Everything a report reads, for the selected arms only."""
+
+    arms: tuple[str, ...]
+    cells: tuple[CellRow, ...]
+    verdicts: tuple[VerdictRow, ...]
+    idioms: dict[str, tuple[str, ...] | None]  # artifact -> sorted tags; None: not analysed
+    turns: tuple[TurnRow, ...]
+
+
+def load(path: Path | str, arms: Sequence[str] = ()) -> Results:
+    """Read the cells of `arms` (all arms when empty) and everything attached to them.
+
+    Raises ArrivalBenchError, with a one-line message, for a missing or unreadable file, a file
+    that is not a results file of this schema version, a results file without cells, or an arm
+    that it does not hold."""
+    path = Path(path)
+    if not path.exists():
+        raise ArrivalBenchError(f"{path}: no such results file; give --results FILE written by "
+                                "'arrivalbench run'")
+    if path.is_dir():
+        raise ArrivalBenchError(f"{path}: is a folder; give --results FILE, a DuckDB results "
+                                "file written by 'arrivalbench run'")
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except (duckdb.Error, OSError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ArrivalBenchError(f"{path}: cannot be read as a results file ({first})") from None
+    try:
+        return _read(con, path, list(arms))
+    except duckdb.Error as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise ArrivalBenchError(f"{path}: cannot be read as a results file ({first})") from None
+    finally:
+        con.close()
+
+
+def _read(con: duckdb.DuckDBPyConnection, path: Path, wanted: list[str]) -> Results:
+    present = {r[0] for r in con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
+    ).fetchall()}
+    missing = [t for t in REQUIRED_TABLES if t not in present]
+    if missing:
+        raise ArrivalBenchError(f"{path}: not an arrivalbench results file (no table "
+                                f"{', '.join(missing)}); give a file written by "
+                                "'arrivalbench run'")
+    version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if version is None or version[0] != str(SCHEMA_VERSION):
+        found = "none" if version is None else version[0]
+        raise ArrivalBenchError(f"{path}: results schema version {found}, this arrivalbench "
+                                f"reads version {SCHEMA_VERSION}")
+    known = [r[0] for r in con.execute("SELECT DISTINCT arm FROM cells ORDER BY arm").fetchall()]
+    if not known:
+        raise ArrivalBenchError(f"{path}: holds no cells yet; grade some arms first with "
+                                "'arrivalbench run --results FILE'")
+    unknown = [a for a in dict.fromkeys(wanted) if a not in known]
+    if unknown:
+        raise ArrivalBenchError(f"--arm {unknown[0]}: not in {path}; arms there: "
+                                f"{', '.join(known)}")
+    arms = tuple(sorted(dict.fromkeys(wanted))) if wanted else tuple(known)
+    cells = tuple(CellRow(*r) for r in con.execute(
+        "SELECT arm, task, task_digest, replicate, artifact, reason FROM cells "
+        "WHERE list_contains($1, arm) ORDER BY arm, task, replicate", [list(arms)]).fetchall())
+    verdicts = tuple(VerdictRow(*r) for r in con.execute(
+        "SELECT task_digest, artifact, schedule, seed, verdict, engine_version, harness_version, "
+        "record FROM verdicts v WHERE EXISTS (SELECT 1 FROM cells c WHERE list_contains($1, c.arm)"
+        " AND c.artifact = v.artifact AND c.task_digest = v.task_digest) "
+        "ORDER BY task_digest, artifact, schedule, seed, engine_version, harness_version",
+        [list(arms)]).fetchall())
+    idioms = {a: (tuple(sorted(tags)) if tags is not None else None) for a, tags in con.execute(
+        "SELECT artifact, idioms FROM artifacts a WHERE EXISTS (SELECT 1 FROM cells c "
+        "WHERE list_contains($1, c.arm) AND c.artifact = a.artifact) ORDER BY artifact",
+        [list(arms)]).fetchall()}
+    turns = tuple(TurnRow(*r) for r in con.execute(
+        "SELECT arm, task, replicate, turn, snapshot_verdict FROM turns "
+        "WHERE list_contains($1, arm) ORDER BY arm, task, replicate, turn",
+        [list(arms)]).fetchall())
+    return Results(arms, cells, verdicts, idioms, turns)

@@ -1,0 +1,466 @@
+"""Metrics (DESIGN §8): pure functions from plain rows to task-mean rates with intervals.
+
+Definitions, in the order they are applied:
+
+1. **Verdicts of a cell.** A cell's verdicts are the stored verdicts with the cell's artifact and
+   task digest. When one (schedule, seed) was graded under several (harness, engine) versions,
+   the newest version pair is used (versions compared number by number). Schedules other than
+   `snapshot`, the controls `in_order`, `trickle` and the six hazards (e.g. `chaos`, which is
+   diagnostic) are ignored.
+2. **Gradeable.** A cell is gradeable when it has an artifact. Cells without one (a model reply
+   with no script, ...) are counted apart, by reason, and take part in no verdict metric; the
+   `gradeable` rate is the task mean of the share of a task's cells that have an artifact.
+   A gradeable cell without a `snapshot` verdict (a run that has not finished) is *ungraded*:
+   counted apart too, and in no verdict metric.
+3. **Per-cell indicators.** `snapshot_pass`: the snapshot verdict (seed 0) is PASS. A task
+   declares a hazard for a cell iff the cell has verdicts for it. The cell passes hazard H iff
+   every verdict on H (every seed) is PASS. `silent`: some hazard verdict is FAIL. `crash`:
+   some hazard verdict is ERROR. `all_in`: silent or crash (a cell can be both). The cell passes
+   both controls iff it has verdicts on `in_order` and on `trickle` and all are PASS.
+4. **Eligible cells.** `silent`, `crash`, `all_in` and `gap` are rates among gradeable
+   snapshot-passing cells that have at least one hazard verdict (a cell with none says nothing
+   about time). `gap` equals `all_in` by definition (DESIGN §8: the all-in failure among
+   snapshot-passing cells); `gap_controls` is the same among eligible cells that also pass both
+   controls. `hazards.H` is the rate of passing H among snapshot-passing cells with verdicts on
+   H. `snapshot_pass` is a rate among graded gradeable cells.
+5. **Task means.** A per-task rate is the mean of the indicator over the task's eligible cells
+   (all replicates). A metric is the unweighted mean of the per-task rates over the tasks that
+   have at least one eligible cell; **a task without an eligible cell is left out of the mean**,
+   and `n` is the number of tasks used. With no task used, the value is null.
+6. **Groups.** `ordering` is the mean of the `late_arrival` and `out_of_order` metrics,
+   `idempotency` the mean of `duplicates` and `crash_retry`; when only one of a group's two
+   hazards has a task, the group is that one; when neither, null. `n` of a group is the number of
+   tasks that contribute to any of its hazards. `ordering_minus_idempotency` is their difference
+   (null when either is). `schema_evolution` is the `schema_evolution` hazard metric, on its own;
+   `backfill` is in `hazards`, reported beside both groups.
+7. **Composition.** For hazard H and verdict V: among snapshot-passing cells with verdicts on H,
+   the share of the cell's H verdicts (seeds) that are V, averaged per task, then over tasks.
+8. **Repair** (arms with rows in `turns`, i.e. model arms): `repair.first_turn` is the all-in
+   failure of eligible cells whose first turn passed the snapshot; `repair.repaired` the same for
+   eligible cells that passed the snapshot only on a later turn; `repair.repaired_minus_first_turn`
+   their difference.
+9. **Dedup guard** (arms whose artifacts carry idiom tags): among snapshot-passing cells with
+   verdicts on `duplicates` and idiom tags, `batch_dedup.with.silent` is the rate of some
+   `duplicates` verdict FAIL for cells whose tags include `batch_dedup`, `.crash` of some ERROR;
+   `batch_dedup.without` the same for cells without the tag.
+10. **Spread** (arms whose tasks have several replicates; not `negatives`, whose cells are
+    distinct negative controls rather than replications): each headline metric computed on the
+    cells of one replicate index at a time; reported as the per-replicate values, min, max and
+    sample standard deviation (ddof 1) over the replicates where the metric is defined.
+
+Intervals: see `bootstrap`. Numbers are rounded to 6 decimals in every output.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from arrivalbench.report.bootstrap import RESAMPLES, interval, resample_indices
+from arrivalbench.report.load import CellRow, Results, TurnRow, VerdictRow
+from arrivalbench.task import HAZARDS
+from arrivalbench.values import JSON, digest
+
+CONTROLS = ("in_order", "trickle")
+ORDERING = ("late_arrival", "out_of_order")
+IDEMPOTENCY = ("duplicates", "crash_retry")
+VERDICTS = ("PASS", "FAIL", "ERROR")
+NOT_REPLICATES = frozenset({"negatives"})
+SPREAD_METRICS = ("gradeable", "snapshot_pass", "gap", "gap_controls", "silent", "crash",
+                  "ordering", "idempotency", "ordering_minus_idempotency", "schema_evolution")
+DIGITS = 6
+
+Vector = NDArray[np.float64]
+
+
+# -- cells ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CellFacts:
+    """What the metrics need to know about one cell."""
+
+    arm: str
+    task: str
+    replicate: int
+    gradeable: bool
+    snapshot: str | None = None  # the snapshot verdict; None: not graded on snapshot
+    controls: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    hazards: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # by seed
+    idioms: tuple[str, ...] | None = None
+    repair: str | None = None  # "first_turn" | "repaired" | None
+
+    @property
+    def graded(self) -> bool:
+        return self.gradeable and self.snapshot is not None
+
+    @property
+    def snapshot_pass(self) -> bool:
+        return self.gradeable and self.snapshot == "PASS"
+
+    @property
+    def eligible(self) -> bool:
+        """Gradeable, snapshot-passing, with at least one hazard verdict."""
+        return self.snapshot_pass and bool(self.hazards)
+
+    @property
+    def silent(self) -> bool:
+        return any("FAIL" in vs for vs in self.hazards.values())
+
+    @property
+    def crash(self) -> bool:
+        return any("ERROR" in vs for vs in self.hazards.values())
+
+    @property
+    def all_in(self) -> bool:
+        return self.silent or self.crash
+
+    @property
+    def controls_pass(self) -> bool:
+        return all(self.controls.get(c) and set(self.controls[c]) == {"PASS"} for c in CONTROLS)
+
+    def passes(self, hazard: str) -> bool:
+        return set(self.hazards.get(hazard, ())) == {"PASS"}
+
+
+def version_key(version: str) -> tuple[tuple[int, int | str], ...]:
+    """Order version strings number by number: 0.10.0 after 0.9.1."""
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.findall(r"\d+|[^\d.]+",
+                                                                             version))
+
+
+def newest_verdicts(verdicts: Iterable[VerdictRow]) -> list[VerdictRow]:
+    """One verdict per (task digest, artifact, schedule, seed): the newest version pair's."""
+    chosen: dict[tuple[str, str, str, int], VerdictRow] = {}
+    for v in verdicts:
+        key = (v.task_digest, v.artifact, v.schedule, v.seed)
+        old = chosen.get(key)
+        if old is None or ((version_key(v.harness_version), version_key(v.engine_version))
+                           > (version_key(old.harness_version), version_key(old.engine_version))):
+            chosen[key] = v
+    return [chosen[k] for k in sorted(chosen)]
+
+
+def repair_class(turns: Sequence[TurnRow]) -> str | None:
+    """`first_turn` when turn 1 passed the snapshot, `repaired` when only a later turn did."""
+    passed = sorted(t.turn for t in turns if t.snapshot_verdict == "PASS")
+    if not passed:
+        return None
+    return "first_turn" if passed[0] == 1 else "repaired"
+
+
+def cell_facts(cells: Iterable[CellRow], verdicts: Iterable[VerdictRow],
+               idioms: Mapping[str, tuple[str, ...] | None] | None = None,
+               turns: Iterable[TurnRow] = ()) -> list[CellFacts]:
+    """Join cells with their verdicts (newest version per key), idiom tags and repair turns."""
+    by_cell: dict[tuple[str, str], list[VerdictRow]] = defaultdict(list)
+    for v in newest_verdicts(verdicts):
+        by_cell[(v.task_digest, v.artifact)].append(v)
+    by_turns: dict[tuple[str, str, int], list[TurnRow]] = defaultdict(list)
+    for t in turns:
+        by_turns[(t.arm, t.task, t.replicate)].append(t)
+    idioms = idioms or {}
+    facts = []
+    for c in cells:
+        snapshot = None
+        controls: dict[str, list[tuple[int, str]]] = defaultdict(list)
+        hazards: dict[str, list[tuple[int, str]]] = defaultdict(list)
+        if c.artifact is not None:
+            for v in by_cell.get((c.task_digest, c.artifact), []):
+                if v.schedule == "snapshot" and v.seed == 0:
+                    snapshot = v.verdict
+                elif v.schedule in CONTROLS:
+                    controls[v.schedule].append((v.seed, v.verdict))
+                elif v.schedule in HAZARDS:
+                    hazards[v.schedule].append((v.seed, v.verdict))
+        cell_turns = by_turns.get((c.arm, c.task, c.replicate), [])
+        facts.append(CellFacts(
+            c.arm, c.task, c.replicate, c.artifact is not None, snapshot,
+            {k: tuple(x for _, x in sorted(vs)) for k, vs in sorted(controls.items())},
+            {k: tuple(x for _, x in sorted(vs)) for k, vs in sorted(hazards.items(),
+                                                                     key=lambda kv:
+                                                                     HAZARDS.index(kv[0]))},
+            idioms.get(c.artifact) if c.artifact is not None else None,
+            repair_class(cell_turns) if cell_turns else None))
+    return facts
+
+
+# -- per-task rates ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A per-cell indicator (or share) and the cells it is defined on."""
+
+    eligible: Callable[[CellFacts], bool]
+    value: Callable[[CellFacts], float]
+
+
+def per_task(facts: Sequence[CellFacts], tasks: Sequence[str], rate: Rate) -> Vector:
+    """The rate of each task (mean over its eligible cells), NaN for a task without one."""
+    index = {t: i for i, t in enumerate(tasks)}
+    sums = np.zeros(len(tasks))
+    counts = np.zeros(len(tasks))
+    for f in facts:
+        if rate.eligible(f):
+            sums[index[f.task]] += rate.value(f)
+            counts[index[f.task]] += 1
+    out: Vector = np.full(len(tasks), np.nan)
+    np.divide(sums, counts, out=out, where=counts > 0)
+    return out
+
+
+def _guard(tagged: bool) -> Callable[[CellFacts], bool]:
+    return lambda f: (f.snapshot_pass and "duplicates" in f.hazards and f.idioms is not None
+                      and ("batch_dedup" in f.idioms) == tagged)
+
+
+def _declares(hazard: str) -> Callable[[CellFacts], bool]:
+    return lambda f: f.snapshot_pass and hazard in f.hazards
+
+
+def _passes(hazard: str) -> Callable[[CellFacts], float]:
+    return lambda f: float(f.passes(hazard))
+
+
+def _repair(kind: str) -> Callable[[CellFacts], bool]:
+    return lambda f: f.eligible and f.repair == kind
+
+
+def _share(hazard: str, verdict: str) -> Callable[[CellFacts], float]:
+    return lambda f: f.hazards[hazard].count(verdict) / len(f.hazards[hazard])
+
+
+def rates(facts: Sequence[CellFacts]) -> dict[str, Rate]:
+    """Every per-task rate an arm needs, by name. Repair and guard rates only when the arm's
+    cells have turns or idiom tags."""
+    out = {
+        "gradeable": Rate(lambda f: True, lambda f: float(f.gradeable)),
+        "snapshot_pass": Rate(lambda f: f.graded, lambda f: float(f.snapshot_pass)),
+        "silent": Rate(lambda f: f.eligible, lambda f: float(f.silent)),
+        "crash": Rate(lambda f: f.eligible, lambda f: float(f.crash)),
+        "all_in": Rate(lambda f: f.eligible, lambda f: float(f.all_in)),
+        "all_in_controls": Rate(lambda f: f.eligible and f.controls_pass,
+                                lambda f: float(f.all_in)),
+    }
+    for h in HAZARDS:
+        out[f"hazard:{h}"] = Rate(_declares(h), _passes(h))
+        for v in VERDICTS:
+            out[f"composition:{h}:{v}"] = Rate(_declares(h), _share(h, v))
+    if any(f.repair is not None for f in facts):
+        for kind in ("first_turn", "repaired"):
+            out[f"repair:{kind}"] = Rate(_repair(kind), lambda f: float(f.all_in))
+    if any(_guard(True)(f) or _guard(False)(f) for f in facts):
+        for tagged, name in ((True, "with"), (False, "without")):
+            out[f"guard:{name}:silent"] = Rate(
+                _guard(tagged), lambda f: float("FAIL" in f.hazards["duplicates"]))
+            out[f"guard:{name}:crash"] = Rate(
+                _guard(tagged), lambda f: float("ERROR" in f.hazards["duplicates"]))
+    return out
+
+
+# -- estimators over (resamples of) per-task rates ------------------------------------------------
+
+
+def task_mean(v: Vector) -> Vector:
+    """Mean over the last axis (tasks) of the finite entries; NaN where there is none."""
+    ok = np.isfinite(v)
+    count = ok.sum(axis=-1)
+    total = np.where(ok, v, 0.0).sum(axis=-1)
+    out: Vector = np.full(np.shape(total), np.nan)
+    np.divide(total, count, out=out, where=count > 0)
+    return out
+
+
+def mean_of(*parts: Vector) -> Vector:
+    """Elementwise mean of the defined parts; NaN where none is defined."""
+    return task_mean(np.stack(parts, axis=-1))
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A metric: where it goes in metrics.json, the per-task rates it reads, and how."""
+
+    path: tuple[str, ...]
+    inputs: tuple[str, ...]
+    estimate: Callable[..., Vector]  # one argument per input, each (..., tasks)
+
+
+def _mean(path: tuple[str, ...], name: str) -> Metric:
+    return Metric(path, (name,), task_mean)
+
+
+def _group(*vs: Vector) -> Vector:
+    return mean_of(*(task_mean(v) for v in vs))
+
+
+def _diff(a: Vector, b: Vector, c: Vector, d: Vector) -> Vector:
+    return _group(a, b) - _group(c, d)
+
+
+def metric_specs(available: Iterable[str]) -> list[Metric]:
+    """The metrics of an arm, in metrics.json order, given the names of its per-task rates."""
+    have = set(available)
+    specs = [
+        _mean(("gradeable",), "gradeable"),
+        _mean(("snapshot_pass",), "snapshot_pass"),
+        _mean(("gap",), "all_in"),
+        _mean(("gap_controls",), "all_in_controls"),
+        _mean(("silent",), "silent"),
+        _mean(("crash",), "crash"),
+        _mean(("all_in",), "all_in"),
+        Metric(("ordering",), tuple(f"hazard:{h}" for h in ORDERING), _group),
+        Metric(("idempotency",), tuple(f"hazard:{h}" for h in IDEMPOTENCY),
+               _group),
+        Metric(("ordering_minus_idempotency",),
+               tuple(f"hazard:{h}" for h in (*ORDERING, *IDEMPOTENCY)), _diff),
+        _mean(("schema_evolution",), "hazard:schema_evolution"),
+    ]
+    specs += [_mean(("hazards", h), f"hazard:{h}") for h in HAZARDS]
+    specs += [_mean(("composition", h, v), f"composition:{h}:{v}")
+              for h in HAZARDS for v in VERDICTS]
+    if "repair:first_turn" in have:
+        specs += [_mean(("repair", "first_turn"), "repair:first_turn"),
+                  _mean(("repair", "repaired"), "repair:repaired"),
+                  Metric(("repair", "repaired_minus_first_turn"),
+                         ("repair:repaired", "repair:first_turn"),
+                         lambda a, b: task_mean(a) - task_mean(b))]
+    if "guard:with:silent" in have:
+        specs += [_mean(("batch_dedup", side, kind), f"guard:{side}:{kind}")
+                  for side in ("with", "without") for kind in ("silent", "crash")]
+    return specs
+
+
+# -- an arm --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A task-mean rate with its 95% bootstrap interval and the number of tasks it used."""
+
+    value: float | None
+    low: float | None
+    high: float | None
+    n: int
+
+    def document(self) -> dict[str, JSON]:
+        return {"value": self.value, "low": self.low, "high": self.high, "n": self.n}
+
+
+def _round(x: float) -> float | None:
+    return None if not np.isfinite(x) else round(float(x), DIGITS) + 0.0  # no -0.0
+
+
+def estimate(metric: Metric, vectors: Mapping[str, Vector],
+             indices: NDArray[np.intp] | None) -> Estimate:
+    """The point value on the arm's tasks and, with `indices` (resamples x tasks), the interval
+    of the same estimator over the resampled tasks."""
+    inputs = [vectors[name] for name in metric.inputs]
+    n = int(np.any(np.isfinite(np.stack(inputs)), axis=0).sum())
+    value = float(metric.estimate(*inputs))
+    if indices is None or not np.isfinite(value):
+        low = high = float("nan")
+    else:
+        low, high = interval(metric.estimate(*(v[indices] for v in inputs)))
+    return Estimate(_round(value), _round(low), _round(high), n)
+
+
+def _tree(items: Iterable[tuple[tuple[str, ...], JSON]]) -> dict[str, JSON]:
+    root: dict[str, JSON] = {}
+    for path, value in items:
+        node = root
+        for key in path[:-1]:
+            node = node.setdefault(key, {})
+        node[path[-1]] = value
+    return root
+
+
+def point_values(facts: Sequence[CellFacts]) -> dict[tuple[str, ...], float | None]:
+    """Point estimates only (no bootstrap) of every metric of these cells."""
+    tasks = sorted({f.task for f in facts})
+    rs = rates(facts)
+    vectors = {name: per_task(facts, tasks, r) for name, r in rs.items()}
+    return {m.path: estimate(m, vectors, None).value for m in metric_specs(rs)}
+
+
+def cell_counts(facts: Sequence[CellFacts], reasons: Mapping[str, int]) -> dict[str, JSON]:
+    return {
+        "total": len(facts),
+        "gradeable": sum(f.gradeable for f in facts),
+        "no_artifact": sum(not f.gradeable for f in facts),
+        "ungraded": sum(f.gradeable and not f.graded for f in facts),
+        "snapshot_pass": sum(f.snapshot_pass for f in facts),
+        "eligible": sum(f.eligible for f in facts),
+        "first_turn": sum(f.eligible and f.repair == "first_turn" for f in facts),
+        "repaired": sum(f.eligible and f.repair == "repaired" for f in facts),
+        "with_batch_dedup": sum(_guard(True)(f) for f in facts),
+        "without_batch_dedup": sum(_guard(False)(f) for f in facts),
+        "tasks": len({f.task for f in facts}),
+        "no_artifact_reasons": dict(sorted(reasons.items())),
+    }
+
+
+def spread(arm: str, facts: Sequence[CellFacts]) -> dict[str, JSON] | None:
+    """Per-replicate values of the headline metrics, for arms with replicates."""
+    replicates = sorted({f.replicate for f in facts})
+    if arm in NOT_REPLICATES or len(replicates) < 2:
+        return None
+    per_rep = {r: point_values([f for f in facts if f.replicate == r]) for r in replicates}
+    out: dict[str, JSON] = {}
+    for name in SPREAD_METRICS:
+        values = [per_rep[r][(name,)] for r in replicates]
+        defined = [v for v in values if v is not None]
+        out[name] = {
+            "replicates": replicates,
+            "values": values,
+            "min": min(defined) if defined else None,
+            "max": max(defined) if defined else None,
+            "sd": _round(float(np.std(defined, ddof=1))) if len(defined) >= 2 else None,
+        }
+    return out
+
+
+def arm_metrics(arm: str, facts: Sequence[CellFacts], seed: int,
+                reasons: Mapping[str, int] | None = None,
+                resamples: int = RESAMPLES) -> dict[str, JSON]:
+    """Every metric of one arm as the metrics.json object of that arm."""
+    tasks = sorted({f.task for f in facts})
+    rs = rates(facts)
+    vectors = {name: per_task(facts, tasks, r) for name, r in rs.items()}
+    indices = resample_indices(len(tasks), seed, resamples)
+    doc = _tree((m.path, estimate(m, vectors, indices).document()) for m in metric_specs(rs))
+    doc["cells"] = cell_counts(facts, reasons or {})
+    extra = spread(arm, facts)
+    if extra is not None:
+        doc["spread"] = extra
+    return doc
+
+
+def results_digest(verdicts: Iterable[VerdictRow]) -> str:
+    """sha256 over the sorted canonical records of the verdicts the metrics used."""
+    return digest("\n".join(sorted({v.record for v in verdicts})))
+
+
+def used_verdicts(results: Results) -> list[VerdictRow]:
+    """The verdicts the metrics read: the newest version of each key, of the selected cells, on
+    snapshot, the controls and the hazards."""
+    used = {(c.task_digest, c.artifact) for c in results.cells if c.artifact is not None}
+    return [v for v in newest_verdicts(results.verdicts) if (v.task_digest, v.artifact) in used
+            and v.schedule in ("snapshot", *CONTROLS, *HAZARDS)]
+
+
+def study(results: Results, seed: int, resamples: int = RESAMPLES) -> dict[str, JSON]:
+    """The metrics.json document of a results file."""
+    facts = cell_facts(results.cells, results.verdicts, results.idioms, results.turns)
+    arms: dict[str, JSON] = {}
+    for arm in results.arms:
+        reasons = Counter(c.reason or "no reason given" for c in results.cells
+                          if c.arm == arm and c.artifact is None)
+        arms[arm] = arm_metrics(arm, [f for f in facts if f.arm == arm], seed, reasons,
+                                resamples)
+    return {"arms": arms, "seed": seed, "results_digest": results_digest(used_verdicts(results))}

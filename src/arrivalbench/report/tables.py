@@ -1,0 +1,191 @@
+"""The report's tables, built once from the metrics document and rendered as Markdown, HTML, CSV
+and in the terminal. Rendering only; every number comes from `metrics`."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from arrivalbench.task import HAZARDS
+from arrivalbench.values import JSON
+
+Kind = Literal["text", "int", "metric", "number"]
+DASH = "\u2013"  # an undefined value
+
+LABELS = {
+    "snapshot_pass": "snapshot pass",
+    "gradeable": "gradeable",
+    "gap": "gap",
+    "gap_controls": "gap (controls pass)",
+    "silent": "silent",
+    "crash": "crash",
+    "all_in": "all-in",
+    "ordering": "ordering",
+    "idempotency": "idempotency",
+    "ordering_minus_idempotency": "ordering \u2212 idempotency",
+    "schema_evolution": "schema_evolution",
+}
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    label: str
+    kind: Kind
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str  # the CSV file stem and the HTML anchor
+    title: str
+    caption: str
+    columns: tuple[Column, ...]
+    rows: tuple[Mapping[str, Any], ...]
+    empty: str = "Nothing to show."
+
+
+def fmt_number(x: float | None) -> str:
+    return DASH if x is None else f"{x:.2f}"
+
+
+def fmt_metric(m: Mapping[str, Any]) -> str:
+    """`0.67 [0.33, 1.00] n=3`; a dash and `n=0` when undefined."""
+    if m["value"] is None:
+        return f"{DASH} n={m['n']}"
+    return (f"{fmt_number(m['value'])} [{fmt_number(m['low'])}, {fmt_number(m['high'])}] "
+            f"n={m['n']}")
+
+
+def _metric_cols(keys: Sequence[str]) -> tuple[Column, ...]:
+    return tuple(Column(k, LABELS.get(k, k), "metric") for k in keys)
+
+
+def build(doc: Mapping[str, Any]) -> list[Table]:
+    """Every table of the report, in report order."""
+    arms: Mapping[str, Mapping[str, Any]] = doc["arms"]
+    tables = [
+        Table("summary", "Summary",
+              "Task means with 95% bootstrap intervals and the number of tasks used. `gap` is "
+              "the all-in failure (some hazard verdict FAIL or ERROR) among snapshot-passing "
+              "cells; `silent` counts FAIL, `crash` counts ERROR.",
+              (Column("arm", "arm", "text"), Column("tasks", "tasks", "int"),
+               Column("cells", "cells", "int"),
+               *_metric_cols(("snapshot_pass", "gap", "gap_controls", "silent", "crash"))),
+              tuple({"arm": a, "tasks": m["cells"]["tasks"], "cells": m["cells"]["total"],
+                     **{k: m[k] for k in ("snapshot_pass", "gap", "gap_controls", "silent",
+                                          "crash")}} for a, m in arms.items())),
+        Table("hazards", "Pass rate per hazard",
+              "Share of snapshot-passing cells that pass every seed of the hazard, among tasks "
+              "that declare it; task means.",
+              (Column("arm", "arm", "text"), *_metric_cols(HAZARDS)),
+              tuple({"arm": a, **m["hazards"]} for a, m in arms.items())),
+        Table("groups", "Ordering against idempotency",
+              "ordering = mean of late_arrival and out_of_order; idempotency = mean of "
+              "duplicates and crash_retry; backfill beside both; schema_evolution on its own.",
+              (Column("arm", "arm", "text"),
+               *_metric_cols(("ordering", "idempotency", "ordering_minus_idempotency")),
+               Column("backfill", "backfill", "metric"),
+               Column("schema_evolution", "schema_evolution", "metric")),
+              tuple({"arm": a, "ordering": m["ordering"], "idempotency": m["idempotency"],
+                     "ordering_minus_idempotency": m["ordering_minus_idempotency"],
+                     "backfill": m["hazards"]["backfill"],
+                     "schema_evolution": m["schema_evolution"]} for a, m in arms.items())),
+        Table("composition", "Verdict composition per hazard",
+              "Share of PASS, FAIL and ERROR among the hazard's replays (seeds) of "
+              "snapshot-passing cells; task means.",
+              (Column("arm", "arm", "text"), Column("hazard", "hazard", "text"),
+               *_metric_cols(("PASS", "FAIL", "ERROR"))),
+              tuple({"arm": a, "hazard": h, **m["composition"][h]} for a, m in arms.items()
+                    for h in HAZARDS if m["composition"][h]["PASS"]["n"] > 0)),
+        Table("repair", "Repair effect (model arms)",
+              "All-in failure among snapshot-passing cells whose script passed the snapshot on "
+              "the first turn, against those that passed only after repair.",
+              (Column("arm", "arm", "text"), Column("first_turn_cells", "cells, turn 1", "int"),
+               Column("first_turn", "all-in, turn 1", "metric"),
+               Column("repaired_cells", "cells, repaired", "int"),
+               Column("repaired", "all-in, repaired", "metric"),
+               Column("repaired_minus_first_turn", "repaired \u2212 turn 1", "metric")),
+              tuple({"arm": a, "first_turn_cells": m["cells"]["first_turn"],
+                     "repaired_cells": m["cells"]["repaired"], **m["repair"]}
+                    for a, m in arms.items() if "repair" in m),
+              "No arm has repair turns (model arms only)."),
+        Table("batch_dedup", "Dedup guard and duplicates",
+              "Silent failure (some FAIL) and crash (some ERROR) on `duplicates` among "
+              "snapshot-passing cells, by whether the script carries the `batch_dedup` idiom.",
+              (Column("arm", "arm", "text"), Column("guard", "batch_dedup", "text"),
+               Column("cells", "cells", "int"), *_metric_cols(("silent", "crash"))),
+              tuple({"arm": a, "guard": side, "cells": m["cells"][f"{side}_batch_dedup"],
+                     **m["batch_dedup"][side]} for a, m in arms.items() if "batch_dedup" in m
+                    for side in ("with", "without")),
+              "No artifact carries idiom tags."),
+        Table("spread", "Spread across replicates",
+              "Each metric computed on one replicate index at a time: per-replicate values, "
+              "range and sample standard deviation.",
+              (Column("arm", "arm", "text"), Column("metric", "metric", "text"),
+               Column("values", "per replicate", "text"), Column("min", "min", "number"),
+               Column("max", "max", "number"), Column("sd", "sd", "number")),
+              tuple({"arm": a, "metric": k,
+                     "values": " ".join(fmt_number(v) for v in s["values"]),
+                     "min": s["min"], "max": s["max"], "sd": s["sd"]}
+                    for a, m in arms.items() for k, s in m.get("spread", {}).items()),
+              "No arm has replicates."),
+        Table("cells", "Cells",
+              "Cells without an artifact are counted apart and take part in no verdict metric; "
+              "ungraded cells have an artifact but no snapshot verdict yet; eligible cells pass "
+              "the snapshot and have hazard verdicts.",
+              (Column("arm", "arm", "text"), Column("total", "cells", "int"),
+               Column("gradeable", "with artifact", "int"),
+               Column("no_artifact", "no artifact", "int"),
+               Column("ungraded", "ungraded", "int"),
+               Column("snapshot_pass", "snapshot pass", "int"),
+               Column("eligible", "eligible", "int"),
+               Column("gradeable_rate", "gradeable (task mean)", "metric")),
+              tuple({"arm": a, **{k: v for k, v in m["cells"].items()
+                                  if not isinstance(v, dict)},
+                     "gradeable_rate": m["gradeable"]} for a, m in arms.items())),
+        Table("no_artifact", "Cells without an artifact, by reason", "",
+              (Column("arm", "arm", "text"), Column("reason", "reason", "text"),
+               Column("cells", "cells", "int")),
+              tuple({"arm": a, "reason": r, "cells": k} for a, m in arms.items()
+                    for r, k in m["cells"]["no_artifact_reasons"].items()),
+              "Every cell has an artifact."),
+    ]
+    return tables
+
+
+def cell_text(column: Column, value: Any) -> str:
+    if column.kind == "metric":
+        return fmt_metric(value)
+    if column.kind == "number":
+        return fmt_number(value)
+    return str(value)
+
+
+def to_csv(table: Table) -> str:
+    """One row per table row; a metric column becomes four: X, X_low, X_high, X_n."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    header: list[str] = []
+    for c in table.columns:
+        header += [c.key, f"{c.key}_low", f"{c.key}_high", f"{c.key}_n"] \
+            if c.kind == "metric" else [c.key]
+    writer.writerow(header)
+    for row in table.rows:
+        out: list[JSON] = []
+        for c in table.columns:
+            v = row[c.key]
+            if c.kind == "metric":
+                out += [_csv_num(v["value"]), _csv_num(v["low"]), _csv_num(v["high"]), v["n"]]
+            elif c.kind == "number":
+                out.append(_csv_num(v))
+            else:
+                out.append(v)
+        writer.writerow(out)
+    return buffer.getvalue()
+
+
+def _csv_num(x: float | None) -> str:
+    return "" if x is None else repr(float(x))
