@@ -10,6 +10,9 @@ Standard library only.
 
     python tools/generate_logs.py                       # every task
     python tools/generate_logs.py store_daily_revenue   # one task
+
+The generators of the first three tasks live in this file; the others live in the `loggen`
+package next to it, one module per business domain, and are registered in `GENERATORS` below.
 """
 
 from __future__ import annotations
@@ -19,6 +22,10 @@ import json
 import random
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from loggen import REGISTRY  # the package sits next to this script
 
 TASKS_DIR = Path(__file__).resolve().parent.parent / "src" / "arrivalbench" / "tasks"
 
@@ -74,7 +81,8 @@ def gen_store_daily_revenue() -> dict[str, list[dict]]:
                     seconds = rng.randint(opens * 3600, closes * 3600 - 1)
                     when = day + dt.timedelta(seconds=seconds)
                 if when >= start + dt.timedelta(days=days):
-                    when = start + dt.timedelta(days=days) - dt.timedelta(seconds=rng.randint(60, 900))
+                    when = (start + dt.timedelta(days=days)
+                            - dt.timedelta(seconds=rng.randint(60, 900)))
                 if when < start:
                     when = start + dt.timedelta(seconds=rng.randint(0, 900))
                 items = rng.choice([1, 1, 1, 2, 2, 3, 4])
@@ -95,7 +103,8 @@ def gen_store_daily_revenue() -> dict[str, list[dict]]:
     # A busy minute: five stores ring up an order at the same second.
     rush = dt.datetime(2024, 3, 15, 12, 30, 0)
     for store_id in (12, 17, 23, 31, 44):
-        rows.append({"store_id": store_id, "amount": _money(rng.choice(MENU_CENTS)), "ordered_at": rush})
+        rows.append({"store_id": store_id, "amount": _money(rng.choice(MENU_CENTS)),
+                     "ordered_at": rush})
     rows.sort(key=lambda r: (r["ordered_at"], r["store_id"], r["amount"] or ""))
     order_id = 5_000_000
     records = []
@@ -173,13 +182,16 @@ def _new_address(rng: random.Random, country: str | None = None, city: str | Non
     street = f"{street_name} {number}" if country in ("DE", "NL") else f"{number} {street_name}"
     unit = None
     if rng.random() < 0.3:
-        unit = rng.choice(["Apt 2B", "Apt 14", "Unit 5", "Suite 300", "Flat 3", "2nd floor", "Apt 7C"])
+        unit = rng.choice(["Apt 2B", "Apt 14", "Unit 5", "Suite 300", "Flat 3", "2nd floor",
+                           "Apt 7C"])
     postal = _postal(rng, country, pattern)
     if postal is not None and country in ("CA", "GB", "NL") and rng.random() < 0.3:
         postal = postal.lower()  # typed in by the customer
     if country == "IE" and rng.random() < 0.4:
-        postal = f"D{rng.randint(1, 24):02d} {rng.choice(LETTERS)}{rng.randint(1, 9)}{rng.choice(LETTERS)}{rng.randint(1, 9)}"
-    return {"street": street, "unit": unit, "city": city_name, "postal_code": postal, "country": country}
+        postal = (f"D{rng.randint(1, 24):02d} {rng.choice(LETTERS)}{rng.randint(1, 9)}"
+                  f"{rng.choice(LETTERS)}{rng.randint(1, 9)}")
+    return {"street": street, "unit": unit, "city": city_name, "postal_code": postal,
+            "country": country}
 
 
 def _normalized(address: dict) -> dict:
@@ -232,13 +244,14 @@ def gen_customer_current_address() -> dict[str, list[dict]]:
                                     window_end + dt.timedelta(hours=1)))
                 kinds.append("create")
         address = None
-        for version, (when, kind) in enumerate(zip(timeline, kinds), start=1):
+        for version, (when, kind) in enumerate(zip(timeline, kinds, strict=True), start=1):
             op = "upsert"
             if kind == "create":
                 address = _new_address(rng)
             elif kind == "move":
                 same_city = rng.random() < 0.5
-                address = _new_address(rng, address["country"], address["city"] if same_city else None)
+                address = _new_address(rng, address["country"],
+                                       address["city"] if same_city else None)
             elif kind == "fix":
                 address = dict(address)
                 if rng.random() < 0.5 and address["postal_code"] is not None:
@@ -249,18 +262,21 @@ def gen_customer_current_address() -> dict[str, list[dict]]:
                 else:
                     parts = address["street"].split(" ")
                     number_at = 0 if address["country"] not in ("DE", "NL") else len(parts) - 1
-                    parts[number_at] = str(max(1, int(parts[number_at]) + rng.choice([-10, -1, 1, 10])))
+                    step = rng.choice([-10, -1, 1, 10])
+                    parts[number_at] = str(max(1, int(parts[number_at]) + step))
                     address["street"] = " ".join(parts)
             elif kind == "unit":
                 address = dict(address)
-                address["unit"] = None if address["unit"] else rng.choice(["Apt 3A", "Unit 12", "Flat 1"])
+                address["unit"] = (None if address["unit"] else
+                                   rng.choice(["Apt 3A", "Unit 12", "Flat 1"]))
             elif kind == "clean":
                 address = _normalized(address)
             elif kind == "resave":
                 address = dict(address)  # the customer saved the form without editing it
             elif kind == "delete":
                 op = "delete"
-            payload = {"street": None, "unit": None, "city": None, "postal_code": None, "country": None}
+            payload = {"street": None, "unit": None, "city": None, "postal_code": None,
+                       "country": None}
             if op == "upsert":
                 payload = dict(address)
             events.append({"customer_id": customer_id, "version": version, "op": op,
@@ -271,7 +287,8 @@ def gen_customer_current_address() -> dict[str, list[dict]]:
         ea, eb = events[a], events[b]
         if ea["customer_id"] == eb["customer_id"] or ea["updated_at"] == cleaning_run:
             continue
-        neighbours = sorted(e["updated_at"] for e in events if e["customer_id"] == eb["customer_id"])
+        neighbours = sorted(e["updated_at"] for e in events
+                            if e["customer_id"] == eb["customer_id"])
         index = neighbours.index(eb["updated_at"])
         lower = neighbours[index - 1] if index > 0 else dt.datetime.min
         upper = neighbours[index + 1] if index + 1 < len(neighbours) else dt.datetime.max
@@ -315,10 +332,14 @@ PAGES = [
     ("/help/returns", 2), ("/stores", 1),
 ]
 EXTERNAL_REFERRERS = [
-    (None, 30), ("https://www.google.com/", 25), ("https://www.bing.com/search?q=northwind+parka", 4),
-    ("https://duckduckgo.com/", 3), ("https://l.facebook.com/l.php?u=https%3A%2F%2Fwww.northwind-outfitters.com", 6),
-    ("https://www.instagram.com/", 5), ("https://news.northwind-outfitters.com/april-issue?utm_source=newsletter", 6),
-    ("https://www.reddit.com/r/CampingGear/comments/1b2x9f/", 3), ("https://WWW.Outdoorgearlab.com/reviews/parkas", 2),
+    (None, 30), ("https://www.google.com/", 25),
+    ("https://www.bing.com/search?q=northwind+parka", 4),
+    ("https://duckduckgo.com/", 3),
+    ("https://l.facebook.com/l.php?u=https%3A%2F%2Fwww.northwind-outfitters.com", 6),
+    ("https://www.instagram.com/", 5),
+    ("https://news.northwind-outfitters.com/april-issue?utm_source=newsletter", 6),
+    ("https://www.reddit.com/r/CampingGear/comments/1b2x9f/", 3),
+    ("https://WWW.Outdoorgearlab.com/reviews/parkas", 2),
     ("android-app://com.google.android.gm/", 1),
 ]
 
@@ -346,7 +367,8 @@ def gen_web_page_views() -> dict[str, list[dict]]:
     rows: list[dict] = []
     for _ in range(104):
         day = start + dt.timedelta(days=rng.randint(0, 27))
-        hour = _weighted(rng, [(h, 1 if h < 7 else 4 if h < 18 else 6 if h < 22 else 2) for h in range(24)])
+        hour = _weighted(rng, [(h, 1 if h < 7 else 4 if h < 18 else 6 if h < 22 else 2)
+                               for h in range(24)])
         when = day + dt.timedelta(hours=hour, seconds=rng.randint(0, 3599))
         session_id = f"{rng.getrandbits(48):012x}"
         user_id = rng.choice(users) if rng.random() < 0.6 else None
@@ -385,6 +407,7 @@ GENERATORS = {
     "store_daily_revenue": gen_store_daily_revenue,
     "customer_current_address": gen_customer_current_address,
     "web_page_views": gen_web_page_views,
+    **REGISTRY,
 }
 
 
@@ -403,12 +426,14 @@ def main(argv: list[str] | None = None) -> int:
     task_ids = list(sys.argv[1:] if argv is None else argv) or list(GENERATORS)
     unknown = [t for t in task_ids if t not in GENERATORS]
     if unknown:
-        print(f"unknown task id(s): {', '.join(unknown)}; known: {', '.join(GENERATORS)}", file=sys.stderr)
+        print(f"unknown task id(s): {', '.join(unknown)}; known: {', '.join(GENERATORS)}",
+              file=sys.stderr)
         return 2
     for task_id in task_ids:
         for path in write_task(task_id):
             lines = path.read_bytes().count(b"\n")
-            print(f"{task_id}: {path.relative_to(TASKS_DIR.parent.parent.parent)} ({lines} records)")
+            where = path.relative_to(TASKS_DIR.parent.parent.parent)
+            print(f"{task_id}: {where} ({lines} records)")
     return 0
 
 

@@ -95,6 +95,23 @@ def grade(pipeline: Path, task: str, kinds: Sequence[str], seeds: int, timeout: 
 # -- gate (the corpus) ---------------------------------------------------------------------------
 
 
+@app.command("gate")
+@click.argument("task_refs", metavar="[TASK]...", nargs=-1)
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Worker processes (default: the number of cores, at most 8).")
+def gate_command(task_refs: Sequence[str], workers: int | None) -> None:
+    """The admissibility gate (DESIGN §6) on each TASK (a built-in id or a folder; default:
+    every built-in task). Prints one line per failed check; exit 0 if all pass, 1 otherwise."""
+    from arrivalbench import gate
+
+    specs = gate.load(task_refs or builtin_ids())
+    report = gate.run(specs, workers)
+    for finding in report.findings:
+        click.echo(finding.line())
+    click.echo(report.summary(), err=True)
+    sys.exit(0 if report.ok else 1)
+
+
 # -- run, regrade (grading at scale) -------------------------------------------------------------
 
 

@@ -1,0 +1,47 @@
+"""Ad delivery: clicks, impressions, campaign settings, reach."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+
+from loggen.common import hexid, ordered, ties, ts, twins, weighted
+
+AGENTS = [
+    ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15", 30),
+    ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/124.0", 30),
+    ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 Chrome/124.0 Mobile", 20),
+    ("Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)", 4),
+    ("Mozilla/5.0 (compatible; AhrefsBot/7.0)", 2),
+    ("python-requests/2.31 (link checker; CRAWLER)", 2),
+    (None, 4),
+]
+PLACEMENTS = [(" Search_Top", 3), ("search_top", 20), ("search_side", 8), ("feed", 25),
+              ("Feed ", 4), ("video_preroll", 10), ("partner_network", 6)]
+
+
+def gen_ad_clicks_clean() -> dict[str, list[dict]]:
+    rng = random.Random(20240502)
+    start = dt.datetime(2024, 5, 2)
+    campaigns = {301: 410_000, 302: 650_000, 305: 220_000, 311: 1_250_000, 318: 95_000}
+    rows: list[dict] = []
+    for _ in range(250):
+        campaign = rng.choice(list(campaigns))
+        rows.append({
+            "campaign_id": campaign,
+            "creative_id": campaign * 10 + rng.randint(1, 4),
+            "placement": weighted(rng, PLACEMENTS),
+            "cpc_micros": campaigns[campaign] + rng.choice([-15_000, 0, 0, 0, 25_000, 120_000]),
+            "user_agent": weighted(rng, AGENTS),
+            "clicked_at": start + dt.timedelta(seconds=rng.randrange(0, 14 * 86400)),
+        })
+    twins(rng, rows, 8)  # a double tap: two click ids, same everything else
+    ties(rng, rows, "clicked_at", "campaign_id", 10)
+    records = [{**r, "click_id": hexid(rng, "clk_", 14), "clicked_at": ts(r["clicked_at"])}
+               for r in rows]
+    return {"clicks": ordered(records, "clicked_at", "click_id")}
+
+
+GENERATORS = {
+    "ad_clicks_clean": gen_ad_clicks_clean,
+}

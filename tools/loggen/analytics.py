@@ -1,0 +1,5 @@
+"""analytics."""
+
+from __future__ import annotations
+
+GENERATORS: dict = {}

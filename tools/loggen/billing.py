@@ -1,0 +1,5 @@
+"""billing."""
+
+from __future__ import annotations
+
+GENERATORS: dict = {}

@@ -1,0 +1,5 @@
+"""commerce."""
+
+from __future__ import annotations
+
+GENERATORS: dict = {}

@@ -1,0 +1,5 @@
+"""logistics."""
+
+from __future__ import annotations
+
+GENERATORS: dict = {}
