@@ -115,6 +115,68 @@ def gate_command(task_refs: Sequence[str], workers: int | None) -> None:
 # -- run, regrade (grading at scale) -------------------------------------------------------------
 
 
+@app.command("run")
+@click.option("--arm", "arm_names", multiple=True,
+              type=click.Choice(("gold", "negatives", "template")),
+              help="A built-in arm (repeatable). Default, without --submissions: all three.")
+@click.option("--submissions", type=click.Path(path_type=Path, file_okay=False),
+              help="A folder of scripts: <task_id>.sql, or <task_id>/<n>.sql for replicates.")
+@click.option("--arm-name", help="The arm name of --submissions (default: the folder's name).")
+@click.option("--task", "task_refs", multiple=True,
+              help="A built-in task id or a task folder (repeatable). Default: every built-in "
+                   "task.")
+@click.option("--seeds", type=click.IntRange(min=1), default=DEFAULT_SEEDS, show_default=True,
+              help="Seeds 0..N-1 for each schedule but snapshot.")
+@click.option("--results", type=click.Path(path_type=Path, dir_okay=False),
+              default=Path("results/arrivalbench.duckdb"), show_default=True,
+              help="The DuckDB results file; created if missing, added to if not.")
+@click.option("--workers", type=click.IntRange(min=1),
+              help="Worker processes (Ray: CPUs). Default: the number of cores.")
+@click.option("--executor", type=click.Choice(("local", "ray")), default="local",
+              show_default=True, help="local processes, or Ray (the 'ray' extra).")
+def run_command(arm_names: Sequence[str], submissions: Path | None, arm_name: str | None,
+                task_refs: Sequence[str], seeds: int, results: Path, workers: int | None,
+                executor: str) -> None:
+    """Grade arms into a results file: every cell on snapshot, both controls and each declared
+    hazard for every seed. Replays already in the file are not graded again, so the same command
+    resumes an interrupted run and more arms add to the file."""
+    from arrivalbench import grid
+
+    summary = grid.run(results, arm_names, submissions, arm_name, task_refs, seeds, workers,
+                       executor, command=" ".join(["arrivalbench", *sys.argv[1:]]))
+    out.print(grid.summary_table(summary))
+
+
+@app.command("regrade")
+@click.option("--results", type=click.Path(path_type=Path, dir_okay=False),
+              default=Path("results/arrivalbench.duckdb"), show_default=True,
+              help="The results file to check (opened read-only).")
+@click.option("--sample", type=click.IntRange(min=1),
+              help="Re-run only N stored replays, drawn with a fixed seed.")
+@click.option("--workers", type=click.IntRange(min=1),
+              help="Worker processes (Ray: CPUs). Default: the number of cores.")
+@click.option("--executor", type=click.Choice(("local", "ray")), default="local",
+              show_default=True)
+def regrade_command(results: Path, sample: int | None, workers: int | None,
+                    executor: str) -> None:
+    """Re-run stored replays and compare verdict bytes. Prints each mismatch with its key and
+    both verdicts; exit 0 when every byte matches, 1 on any mismatch."""
+    from arrivalbench import grid
+
+    report = grid.regrade(results, sample, workers, executor)
+    for m in report.mismatches:
+        task_digest, schedule, seed, artifact, engine, harness = m.key
+        click.echo(f"mismatch: task {m.task} ({task_digest}) schedule {schedule} seed {seed} "
+                   f"artifact {artifact} duckdb {engine} arrivalbench {harness}")
+        click.echo(f"  stored:  {m.stored}")
+        click.echo(f"  regrade: {m.now}")
+    click.echo(f"regraded {report.checked} of {report.stored} stored replays in "
+               f"{report.seconds:.1f} s: {len(report.mismatches)} mismatches"
+               + (f", {report.skipped} not reproducible here (see warnings)"
+                  if report.skipped else ""))
+    sys.exit(1 if report.mismatches else 0)
+
+
 # -- generate, idioms (model arms) ---------------------------------------------------------------
 
 

@@ -1,21 +1,73 @@
 """The results file (DESIGN §8): one DuckDB database, the single source of truth of a study.
 
-Schema version 1. A cell (arm, task, replicate) points at an artifact by digest; verdicts are
-keyed by what determines them (task digest, schedule, seed, artifact digest, engine and harness
-versions), so an artifact that two arms share is graded once and a key is never graded twice.
-Timings live in their own table: verdict bytes never depend on them.
+Schema version 1, recorded in `meta` and checked on every open: a file of another version is
+refused with a one-line error rather than misread. Every command that grades writes here, and
+`regrade` and the reports read only this file, so a study moves as one file.
+
+Tables
+------
+`meta (key, value)`
+    `schema_version` = "1".
+`runs`
+    One row per `run` (or `grade_arms` call): when it started and finished, its status
+    (`running` until it ends, then `finished` or `interrupted`; a run that was killed stays
+    `running` with no `finished_at`), the versions of the harness, DuckDB and Python, the
+    executor and its worker count, the seeds, arms and tasks asked for, how many replays it
+    graded and how many it found already graded, and the command line.
+`tasks`
+    One row per task digest graded into the file: the task id, where it was loaded from (a
+    built-in id, or the folder's path for a user's task), title, mode, difficulty, the declared
+    hazards and a JSON summary (negatives and the hazards each declares it fails). Reports and
+    `regrade` need nothing but this file to know what a task declares.
+`artifacts (artifact, sql, idioms)`
+    Each script once, by `sha256:<hex>` of its text, with its idiom signature tags (sorted; NULL
+    when no idiom extractor was installed).
+`cells (arm, task, task_digest, replicate, artifact, reason, provenance)`
+    One (arm, task, replicate): the artifact it produced, or NULL with the reason it produced
+    none. `provenance` is JSON: the source file of a gold or negative script (and, for a
+    negative, its name and the hazards it declares to fail), the generator of a template, the
+    submission file of a human arm, the model and prompt variant of a model arm.
+`verdicts`
+    One row per replay, keyed by what determines it: (`task_digest`, `schedule`, `seed`,
+    `artifact`, `engine_version`, `harness_version`). An artifact that two arms share is graded
+    once; a key is never graded twice. `record` is the canonical verdict JSON (DESIGN §5), the
+    same bytes whatever the executor, worker count or order of work; `record_digest` is its
+    SHA-256; `verdict` is PASS, FAIL or ERROR.
+`timings`
+    Kept apart from verdicts, so verdict bytes never depend on them: for each replay graded, the
+    run that graded it, the wall seconds of the whole work unit in its worker (schedule, replay,
+    oracle) and the seconds DuckDB spent on the pipeline's own statements.
+`turns`, `transcripts`
+    Model arms: every turn of the repair loop, and the whole transcript with token counts.
+
+Cells join verdicts on (`task_digest`, `artifact`); a verdict's schedule and seed come from the
+plan (`snapshot` seed 0, then each control and declared hazard for seeds 0..N-1).
+
+Writes are small transactions made by one process (the parent of a run; workers only
+compute), so a killed run loses nothing it had finished, and DuckDB's file lock keeps a second
+writer out.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import platform
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 
+from arrivalbench import __version__
+from arrivalbench.engine import duckdb as duckdb_engine
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.values import JSON, canonical_json, digest
+
+if TYPE_CHECKING:
+    from arrivalbench.task import TaskSpec
+    from arrivalbench.verdict import Verdict
 
 SCHEMA_VERSION = 1
 
@@ -33,7 +85,23 @@ CREATE TABLE IF NOT EXISTS runs (
     executor        VARCHAR NOT NULL,
     workers         INTEGER NOT NULL,
     seeds           INTEGER NOT NULL,
-    arms            VARCHAR[] NOT NULL
+    arms            VARCHAR[] NOT NULL,
+    tasks           VARCHAR[],
+    command         VARCHAR,
+    status          VARCHAR,               -- running | finished | interrupted
+    finished_at     TIMESTAMP,
+    graded          INTEGER,               -- replays graded by this run
+    skipped         INTEGER                -- replays of its plan found already graded
+);
+CREATE TABLE IF NOT EXISTS tasks (
+    task_digest VARCHAR PRIMARY KEY,
+    task        VARCHAR NOT NULL,
+    source      VARCHAR NOT NULL,          -- a built-in id, or the task folder's path
+    title       VARCHAR NOT NULL,
+    mode        VARCHAR NOT NULL,
+    difficulty  VARCHAR NOT NULL,
+    hazards     VARCHAR[] NOT NULL,
+    summary     JSON NOT NULL              -- negatives and what each declares it fails, ...
 );
 CREATE TABLE IF NOT EXISTS artifacts (
     artifact VARCHAR PRIMARY KEY,          -- sha256:<hex> of the script text
@@ -94,6 +162,19 @@ CREATE TABLE IF NOT EXISTS transcripts (
 );
 """
 
+# (task_digest, schedule, seed, artifact, engine_version, harness_version): the verdict key.
+Key = tuple[str, str, int, str, str, str]
+
+
+def key_of(verdict: Verdict) -> Key:
+    return (verdict.task_digest, verdict.schedule, verdict.seed, verdict.artifact,
+            verdict.engine_version, verdict.harness_version)
+
+
+def current_versions() -> tuple[str, str]:
+    """(engine_version, harness_version) of this installation: the tail of every key it makes."""
+    return duckdb_engine.VERSION, __version__
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -118,26 +199,66 @@ class Turn:
     feedback: str | None
 
 
-class Store:
-    """A results file. Writes are transactions, so a killed run loses nothing it finished."""
+@dataclass(frozen=True)
+class Graded:
+    """A verdict to store, with the timings of the replay that produced it."""
 
-    def __init__(self, path: Path | str) -> None:
+    verdict: Verdict
+    wall_seconds: float
+    engine_seconds: float
+
+
+@dataclass(frozen=True)
+class StoredVerdict:
+    key: Key
+    task: str
+    verdict: str
+    record: str
+
+
+@dataclass(frozen=True)
+class StoredTask:
+    task_digest: str
+    task: str
+    source: str
+    hazards: tuple[str, ...]
+
+
+class Store:
+    """A results file. Writes are transactions, so a killed run loses nothing it finished.
+
+    `read_only=True` opens an existing file without changing it (and without creating one)."""
+
+    def __init__(self, path: Path | str, read_only: bool = False) -> None:
         self.path = Path(path)
+        if read_only and not self.path.is_file():
+            raise ArrivalBenchError(f"{self.path}: no such results file; grade into it first "
+                                    "with 'arrivalbench run --results FILE'")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.con = duckdb.connect(str(self.path))
+            if not read_only:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.con = duckdb.connect(str(self.path), read_only=read_only)
         except (duckdb.Error, OSError) as exc:
             raise ArrivalBenchError(f"{self.path}: cannot open as a results file "
                                     f"({str(exc).splitlines()[0]}); give a new path or a "
-                                    "results file written by arrivalbench") from None
-        self.con.execute(DDL)
-        found = self.con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        if found is None:
+                                    "results file written by arrivalbench, not in use by "
+                                    "another arrivalbench process") from None
+        try:
+            if not read_only:
+                self.con.execute(DDL)
+            found = self.con.execute(
+                "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except duckdb.Error as exc:
+            self.con.close()
+            raise ArrivalBenchError(f"{self.path}: not a results file written by arrivalbench "
+                                    f"({str(exc).splitlines()[0]})") from None
+        if found is None and not read_only:
             self.con.execute("INSERT INTO meta VALUES ('schema_version', ?)",
                              [str(SCHEMA_VERSION)])
-        elif found[0] != str(SCHEMA_VERSION):
+        elif found is None or found[0] != str(SCHEMA_VERSION):
             self.con.close()
-            raise ArrivalBenchError(f"{self.path}: results schema version {found[0]}, this "
+            got = found[0] if found is not None else "unknown"
+            raise ArrivalBenchError(f"{self.path}: results schema version {got}, this "
                                     f"arrivalbench reads version {SCHEMA_VERSION}; use a new "
                                     "results file")
 
@@ -150,11 +271,16 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # -- artifacts and cells ---------------------------------------------------------------------
+
     def add_artifact(self, sql: str, idioms: list[str] | None = None) -> str:
-        """Store a script once by digest; returns the digest."""
+        """Store a script once by digest; returns the digest. Idiom tags given later fill in
+        tags that were missing (NULL) and never replace stored ones."""
         key = digest(sql)
-        self.con.execute("INSERT INTO artifacts VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                         [key, sql, sorted(idioms) if idioms is not None else None])
+        self.con.execute(
+            "INSERT INTO artifacts VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET "
+            "idioms = COALESCE(artifacts.idioms, excluded.idioms)",
+            [key, sql, sorted(idioms) if idioms is not None else None])
         return key
 
     def add_cell(self, cell: Cell) -> None:
@@ -162,6 +288,14 @@ class Store:
         self.con.execute("INSERT OR REPLACE INTO cells VALUES (?, ?, ?, ?, ?, ?, ?)",
                          [cell.arm, cell.task, cell.task_digest, cell.replicate, cell.artifact,
                           cell.reason, canonical_json(cell.provenance)])
+
+    def replace_cells(self, arm: str, task: str, cells: Sequence[Cell]) -> None:
+        """In one transaction, make `cells` the only cells of (arm, task): a replicate that the
+        arm no longer produces (a removed negative or submission file) goes."""
+        with self._transaction():
+            self.con.execute("DELETE FROM cells WHERE arm = ? AND task = ?", [arm, task])
+            for cell in cells:
+                self.add_cell(cell)
 
     def cells(self, arms: list[str] | None = None) -> list[Cell]:
         rows = self.con.execute(
@@ -171,12 +305,114 @@ class Store:
         return [Cell(a, t, d, r, art, reason, json.loads(p)) for a, t, d, r, art, reason, p
                 in rows]
 
+    def arms(self) -> list[str]:
+        return [r[0] for r in self.con.execute(
+            "SELECT DISTINCT arm FROM cells ORDER BY arm").fetchall()]
+
     def artifact_sql(self, artifact: str) -> str:
         found = self.con.execute("SELECT sql FROM artifacts WHERE artifact = ?",
                                  [artifact]).fetchone()
         if found is None:
             raise ArrivalBenchError(f"{self.path}: artifact {artifact} is not stored")
         return str(found[0])
+
+    def artifact_idioms(self, artifact: str) -> list[str] | None:
+        found = self.con.execute("SELECT idioms FROM artifacts WHERE artifact = ?",
+                                 [artifact]).fetchone()
+        return None if found is None or found[0] is None else list(found[0])
+
+    # -- tasks -----------------------------------------------------------------------------------
+
+    def add_task(self, spec: TaskSpec, source: str) -> None:
+        """Record what a task declares, under its digest. `source` is how to load it again: a
+        built-in id or the task folder's path."""
+        summary = {"negatives": {n.name: list(n.fails) for n in spec.negatives},
+                   "target": spec.target.name, "gold_idiom": spec.gold_idiom,
+                   "evolution": None if spec.evolution is None else
+                   {"source": spec.evolution.source, "column": spec.evolution.column,
+                    "type": spec.evolution.type}}
+        self.con.execute("INSERT OR REPLACE INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                         [spec.digest, spec.id, source, spec.title, spec.mode, spec.difficulty,
+                          list(spec.hazards), canonical_json(summary)])
+
+    def tasks(self) -> dict[str, StoredTask]:
+        """Every stored task by digest."""
+        rows = self.con.execute(
+            "SELECT task_digest, task, source, hazards FROM tasks ORDER BY task, task_digest"
+        ).fetchall()
+        return {d: StoredTask(d, t, s, tuple(h)) for d, t, s, h in rows}
+
+    # -- runs ------------------------------------------------------------------------------------
+
+    def start_run(self, executor: str, workers: int, seeds: int, arms: Sequence[str],
+                  tasks: Sequence[str] | None = None, command: str | None = None) -> int:
+        engine_version, harness_version = current_versions()
+        with self._transaction():
+            found = self.con.execute("SELECT coalesce(max(run_id), 0) + 1 FROM runs").fetchone()
+            run_id = int(found[0]) if found else 1
+            self.con.execute(
+                "INSERT INTO runs (run_id, started_at, harness_version, engine_version, "
+                "python_version, executor, workers, seeds, arms, tasks, command, status) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running')",
+                [run_id, _now(), harness_version, engine_version, platform.python_version(),
+                 executor, workers, seeds, list(arms), list(tasks) if tasks is not None else None,
+                 command])
+        return run_id
+
+    def finish_run(self, run_id: int, status: str, graded: int, skipped: int) -> None:
+        self.con.execute("UPDATE runs SET status = ?, finished_at = ?, graded = ?, skipped = ? "
+                         "WHERE run_id = ?", [status, _now(), graded, skipped, run_id])
+
+    # -- verdicts --------------------------------------------------------------------------------
+
+    def add_verdicts(self, graded: Iterable[Graded], run_id: int) -> int:
+        """Store verdicts and their timings in one transaction; a key already stored keeps its
+        first verdict (and gets no second timing). Returns how many were new."""
+        added = 0
+        with self._transaction():
+            for g in graded:
+                v = g.verdict
+                record = v.json()
+                row = self.con.execute(
+                    "INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT DO NOTHING RETURNING 1",
+                    [v.task_digest, v.schedule, v.seed, v.artifact, v.engine_version,
+                     v.harness_version, v.task, v.verdict, record, digest(record)]).fetchall()
+                if row:
+                    added += 1
+                    self.con.execute("INSERT INTO timings VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                     [v.task_digest, v.schedule, v.seed, v.artifact, run_id,
+                                      g.wall_seconds, g.engine_seconds])
+        return added
+
+    def graded_keys(self, engine_version: str | None = None,
+                    harness_version: str | None = None) -> set[Key]:
+        """Keys already graded, by default those of this installation's versions."""
+        current = current_versions()
+        rows = self.con.execute(
+            "SELECT task_digest, schedule, seed, artifact, engine_version, harness_version "
+            "FROM verdicts WHERE engine_version = ? AND harness_version = ?",
+            [engine_version or current[0], harness_version or current[1]]).fetchall()
+        return {(d, s, int(seed), a, e, h) for d, s, seed, a, e, h in rows}
+
+    def verdict_kinds(self) -> dict[Key, str]:
+        """PASS / FAIL / ERROR for every key of this installation's versions."""
+        rows = self.con.execute(
+            "SELECT task_digest, schedule, seed, artifact, engine_version, harness_version, "
+            "verdict FROM verdicts WHERE engine_version = ? AND harness_version = ?",
+            list(current_versions())).fetchall()
+        return {(d, s, int(seed), a, e, h): k for d, s, seed, a, e, h, k in rows}
+
+    def verdicts(self) -> list[StoredVerdict]:
+        """Every stored verdict, in key order."""
+        rows = self.con.execute(
+            "SELECT task_digest, schedule, seed, artifact, engine_version, harness_version, "
+            "task, verdict, record FROM verdicts ORDER BY task_digest, schedule, seed, "
+            "artifact, engine_version, harness_version").fetchall()
+        return [StoredVerdict((d, s, int(seed), a, e, h), t, k, r)
+                for d, s, seed, a, e, h, t, k, r in rows]
+
+    # -- model arms ------------------------------------------------------------------------------
 
     def add_turns(self, arm: str, task: str, replicate: int, turns: list[Turn]) -> None:
         self.con.execute("DELETE FROM turns WHERE arm = ? AND task = ? AND replicate = ?",
@@ -192,3 +428,31 @@ class Store:
         self.con.execute("INSERT OR REPLACE INTO transcripts VALUES (?, ?, ?, ?, ?, ?, ?)",
                          [arm, task, replicate, turns, input_tokens, output_tokens,
                           canonical_json(transcript)])
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self.con)
+
+
+class _Transaction:
+    """BEGIN ... COMMIT, rolled back on any exception; nests by joining the outer one."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+        self.outer = False
+
+    def __enter__(self) -> None:
+        try:
+            self.con.execute("BEGIN TRANSACTION")
+        except duckdb.TransactionException:  # already inside one: join it
+            self.outer = True
+
+    def __exit__(self, kind: object, exc: object, tb: object) -> None:
+        if self.outer:
+            return
+        self.con.execute("ROLLBACK" if kind is not None else "COMMIT")
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None, microsecond=0)

@@ -1,0 +1,452 @@
+"""Executors: where replays run. The parent process plans, dispatches and stores; workers only
+compute, so every verdict is written by one process in small transactions as it arrives.
+
+A work unit is one replay: (task, artifact, schedule, seed). Its verdict is a pure function of
+the unit, so the bytes are the same whatever the executor, the worker count or the order of
+work. Workers keep each task's log, reference result and schedules cached between units, and
+the executors hand a worker the units of the task it already holds for as long as there are
+any, so a log is loaded about once per worker per task.
+
+- `LocalExecutor`: a pool of `spawn`ed worker processes, each running its own loop over a pipe.
+  A worker announces every unit before it starts it, so when a worker dies (segfault, an
+  out-of-memory kill, `os._exit`) the parent knows the one replay that killed it: that replay
+  becomes an ERROR verdict (phase `run`, message `worker died (SIGKILL)`), the units queued
+  behind it go back to the queue, a new worker takes the dead one's place and the run goes on.
+- `RayExecutor` (the `ray` extra): units in small per-task chunks as Ray tasks; a chunk whose
+  worker died is re-run one unit per Ray task to find the replay that kills it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import signal
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from typing import Any, Protocol
+
+from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.grading import Point, grade, schedule
+from arrivalbench.store import Graded, Key, current_versions, key_of
+from arrivalbench.task import TaskSpec, load_spec
+from arrivalbench.verdict import Verdict
+
+EXECUTORS = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One replay to grade. `task` is how a worker loads the task (a built-in id or a folder);
+    `task_digest` is what it must find there."""
+
+    task: str
+    task_digest: str
+    artifact: str
+    script: str
+    schedule: str
+    seed: int
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a worker sends back: the verdict, its timings, and the worker's peak memory."""
+
+    verdict: Verdict
+    wall_seconds: float
+    engine_seconds: float
+    peak_rss: int = 0  # bytes, of the worker process so far
+
+    def graded(self) -> Graded:
+        return Graded(self.verdict, self.wall_seconds, self.engine_seconds)
+
+
+Work = Callable[[Unit], Result]
+OnResults = Callable[[list[tuple[Unit, Result]]], None]
+
+
+class HarnessError(ArrivalBenchError):
+    """A worker could not grade a unit at all (a broken task, a bug): the run stops."""
+
+
+# -- the work function -----------------------------------------------------------------------
+
+_specs: dict[tuple[str, str], TaskSpec] = {}
+
+
+def unit_spec(task: str, task_digest: str) -> TaskSpec:
+    """The task of a unit, loaded once per process, and checked to be the one planned."""
+    spec = _specs.get((task, task_digest))
+    if spec is None:
+        spec = load_spec(task)
+        if spec.digest != task_digest:
+            raise HarnessError(f"task {task}: its files changed since the run was planned "
+                               f"({task_digest[:15]}… is now {spec.digest[:15]}…); run again")
+        _specs[(task, task_digest)] = spec
+    return spec
+
+
+def peak_rss() -> int:
+    """Peak resident memory of this process in bytes (0 where unknown)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on Linux or macOS
+        return 0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)
+
+
+def compute(unit: Unit) -> Result:
+    """Grade one unit: schedule, replay, oracle. The default work of every executor."""
+    spec = unit_spec(unit.task, unit.task_digest)
+    start = time.perf_counter()
+    verdict, outcome = grade(spec, unit.script, Point(unit.schedule, unit.seed))
+    wall = time.perf_counter() - start
+    return Result(verdict, wall, outcome.engine_seconds, peak_rss())
+
+
+DIED = "worker died: the process grading this replay ended abruptly (a crash or a kill)"
+
+
+def died(unit: Unit) -> Result:
+    """The ERROR verdict of a replay whose worker died under it. The message is the same
+    whatever the executor and however the worker died, so that the bytes are too; the cause
+    (signal or exit status) is in the executor's `stats`."""
+    spec = unit_spec(unit.task, unit.task_digest)
+    sched = schedule(spec, unit.schedule, unit.seed)
+    detail = {"phase": "run", "batch": None, "statement": None, "message": DIED}
+    return Result(Verdict(spec.id, spec.digest, unit.schedule, unit.seed, sched.digest,
+                          unit.artifact, "ERROR", detail), 0.0, 0.0)
+
+
+def death_cause(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            return signal.Signals(-exitcode).name
+        except ValueError:
+            return f"signal {-exitcode}"
+    return f"exit status {exitcode}"
+
+
+def unit_key(unit: Unit) -> Key:
+    """The key the verdict of `unit` is stored under by this installation."""
+    return (unit.task_digest, unit.schedule, unit.seed, unit.artifact, *current_versions())
+
+
+def check_key(unit: Unit, result: Result) -> None:
+    """A worker of another harness or DuckDB version would store keys the run never asked for."""
+    got = key_of(result.verdict)
+    if got[:4] != (unit.task_digest, unit.schedule, unit.seed, unit.artifact):
+        raise HarnessError(f"a worker answered {got[:4]} for {unit_key(unit)[:4]}")
+    if got[4:] != current_versions():
+        raise HarnessError(f"a worker runs duckdb {got[4]} and arrivalbench {got[5]}, this "
+                           f"process {current_versions()[0]} and {current_versions()[1]}; "
+                           "install the same versions on every node")
+
+
+# -- executors -------------------------------------------------------------------------------
+
+
+class Executor(Protocol):
+    name: str
+    workers: int
+
+    def run(self, units: Sequence[Unit], on_results: OnResults) -> None:
+        """Grade every unit, calling `on_results` in this process as results arrive."""
+
+
+@dataclass
+class Stats:
+    """What an executor saw: worker deaths and the peak memory of each worker."""
+
+    deaths: int = 0
+    causes: list[str] = field(default_factory=list)  # e.g. SIGSEGV, SIGKILL, exit status 3
+    peak_rss: dict[str, int] = field(default_factory=dict)  # worker -> bytes
+
+
+def make(name: str, workers: int | None = None) -> Executor:
+    if name == "local":
+        return LocalExecutor(workers)
+    if name == "ray":
+        return RayExecutor(workers)
+    raise ArrivalBenchError(f"--executor {name}: choose one of {', '.join(EXECUTORS)}")
+
+
+def _by_task(units: Sequence[Unit]) -> dict[tuple[str, str], deque[int]]:
+    queues: dict[tuple[str, str], deque[int]] = {}
+    for index, unit in enumerate(units):
+        queues.setdefault((unit.task, unit.task_digest), deque()).append(index)
+    return queues
+
+
+class LocalExecutor:
+    """A pool of spawned worker processes on this machine (default: one per core)."""
+
+    name = "local"
+    PREFETCH = 2  # units queued at a worker, so it never waits on the parent
+
+    def __init__(self, workers: int | None = None, work: Work = compute) -> None:
+        self.workers = max(1, workers or os.cpu_count() or 1)
+        self.work = work
+        self.stats = Stats()
+        self._context = multiprocessing.get_context("spawn")
+
+    def run(self, units: Sequence[Unit], on_results: OnResults) -> None:
+        if not units:
+            return
+        queues = _by_task(units)
+        pool: list[_Worker] = []
+        serial = 0
+        barren = 0  # workers in a row that died before grading anything
+
+        def spawn() -> _Worker:
+            nonlocal serial
+            serial += 1
+            return _Worker(self._context, self.work, f"local-{serial}")
+
+        def next_unit(worker: _Worker) -> int | None:
+            if worker.task is not None and queues.get(worker.task):
+                return queues[worker.task].popleft()
+            live = [t for t, q in queues.items() if q]
+            if not live:
+                return None
+            held = {w.task for w in pool if w is not worker}
+            # The task with most work left that no other worker holds; else share one.
+            task = max(live, key=lambda t: (t not in held, len(queues[t])))
+            worker.task = task
+            return queues[task].popleft()
+
+        remaining = len(units)
+        try:
+            pool = [spawn() for _ in range(min(self.workers, remaining))]
+            while remaining:
+                for worker in pool:
+                    while len(worker.inflight) < self.PREFETCH:
+                        index = next_unit(worker)
+                        if index is None:
+                            break
+                        worker.send(index, units[index])
+                ready = set(wait([w.conn for w in pool] + [w.process.sentinel for w in pool]))
+                batch: list[tuple[Unit, Result]] = []
+                error: HarnessError | None = None
+                for worker in list(pool):
+                    if worker.conn not in ready and worker.process.sentinel not in ready:
+                        continue
+                    closed = worker.drain(units, batch)
+                    error = error or worker.error
+                    if not closed and worker.process.is_alive():
+                        continue
+                    worker.process.join()  # dead: blame the unit it had started, if any
+                    self._retire(worker)
+                    pool.remove(worker)
+                    culprit = worker.started
+                    if culprit is not None:
+                        batch.append((units[culprit], died(units[culprit])))
+                        self.stats.deaths += 1
+                        self.stats.causes.append(death_cause(worker.process.exitcode))
+                    barren = 0 if culprit is not None or worker.completed else barren + 1
+                    if barren >= 3:
+                        error = error or HarnessError(
+                            "worker processes die before grading anything "
+                            f"({death_cause(worker.process.exitcode)}); check that arrivalbench "
+                            "imports in a fresh Python process")
+                    for index in reversed(worker.inflight):
+                        if index != culprit:
+                            unit = units[index]
+                            queues[(unit.task, unit.task_digest)].appendleft(index)
+                    if any(queues.values()):
+                        pool.append(spawn())
+                if batch:
+                    remaining -= len(batch)
+                    on_results(batch)
+                if error is not None:
+                    raise error
+        finally:
+            for worker in pool:
+                worker.stop()
+            for worker in pool:
+                worker.close()
+                self._retire(worker)
+
+    def _retire(self, worker: _Worker) -> None:
+        if worker.peak_rss:
+            self.stats.peak_rss[worker.name] = worker.peak_rss
+
+
+class _Worker:
+    def __init__(self, context: Any, work: Work, name: str) -> None:
+        self.name = name
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_worker_main, args=(child, work), daemon=True,
+                                       name=f"arrivalbench-{name}")
+        self.process.start()
+        child.close()
+        self.inflight: deque[int] = deque()
+        self.started: int | None = None
+        self.task: tuple[str, str] | None = None
+        self.completed = 0
+        self.peak_rss = 0
+        self.error: HarnessError | None = None
+
+    def send(self, index: int, unit: Unit) -> None:
+        self.inflight.append(index)
+        with contextlib.suppress(OSError):  # a dead worker is noticed by its sentinel
+            self.conn.send((index, unit))
+
+    def drain(self, units: Sequence[Unit], batch: list[tuple[Unit, Result]]) -> bool:
+        """Collect every message waiting; True when the worker's end is closed."""
+        try:
+            while self.conn.poll():
+                kind, index, *rest = self.conn.recv()
+                if kind == "start":
+                    self.started = index
+                    continue
+                self.inflight.remove(index)
+                self.started = None
+                if kind == "done":
+                    result: Result = rest[0]
+                    self.completed += 1
+                    self.peak_rss = max(self.peak_rss, result.peak_rss)
+                    try:
+                        check_key(units[index], result)
+                    except HarnessError as exc:
+                        self.error = self.error or exc
+                        continue
+                    batch.append((units[index], result))
+                else:
+                    unit = units[index]
+                    self.error = self.error or HarnessError(
+                        f"grading {unit.task} {unit.schedule} seed {unit.seed}: {rest[0]}")
+        except (EOFError, OSError):
+            return True
+        return False
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            self.conn.send(None)
+
+    def close(self) -> None:
+        self.process.join(timeout=2)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.conn.close()
+
+
+def _worker_main(conn: Connection, work: Work) -> None:
+    """A worker's loop: announce a unit, grade it, send the result; stop on None or EOF.
+    Interrupts are the parent's business: a Ctrl-C must not look like a dying worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        while True:
+            message = conn.recv()
+            if message is None:
+                return
+            index, unit = message
+            conn.send(("start", index))
+            try:
+                result = work(unit)
+            except Exception as exc:
+                conn.send(("raise", index, f"{type(exc).__name__}: {exc}"))
+                continue
+            conn.send(("done", index, result))
+    except (EOFError, OSError):  # the parent is gone
+        return
+
+
+# -- Ray -------------------------------------------------------------------------------------
+
+
+def _ray_chunk(units: list[Unit], work: Work) -> list[Result]:
+    return [work(unit) for unit in units]
+
+
+class RayExecutor:
+    """Ray tasks (`pip install 'arrivalbench[ray]'`). With `RAY_ADDRESS` set it joins that
+    cluster, whose nodes need the same arrivalbench and DuckDB; otherwise it starts a local
+    Ray with `workers` CPUs (default: all) and shuts it down at the end. A Ray already
+    initialised by the caller is used as it is and left running."""
+
+    name = "ray"
+    CHUNK = 4  # units of one task per Ray task
+
+    def __init__(self, workers: int | None = None, work: Work = compute,
+                 chunk: int | None = None) -> None:
+        self.workers = max(1, workers or os.cpu_count() or 1)
+        self.work = work
+        self.chunk = chunk or self.CHUNK
+        self.stats = Stats()
+
+    def _ray(self) -> Any:
+        try:
+            import ray
+        except ImportError:
+            raise ArrivalBenchError("--executor ray needs the optional extra: "
+                                    "pip install 'arrivalbench[ray]'") from None
+        return ray
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[Any]:
+        ray = self._ray()
+        started = False
+        if not ray.is_initialized():
+            if os.environ.get("RAY_ADDRESS"):
+                ray.init(log_to_driver=False)
+            else:
+                ray.init(num_cpus=self.workers, include_dashboard=False, log_to_driver=False)
+            started = True
+        try:
+            yield ray
+        finally:
+            if started:
+                ray.shutdown()
+
+    def run(self, units: Sequence[Unit], on_results: OnResults) -> None:
+        if not units:
+            return
+        with self.session() as ray:
+            self._run(ray, units, on_results)
+
+    def _run(self, ray: Any, units: Sequence[Unit], on_results: OnResults) -> None:
+        remote = ray.remote(num_cpus=1, max_retries=0)(_ray_chunk)
+        crashed = (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError,
+                   ray.exceptions.OutOfMemoryError, ray.exceptions.LocalRayletDiedError)
+        todo: deque[list[int]] = deque()
+        for queue in _by_task(units).values():
+            indices = list(queue)
+            todo += [indices[i:i + self.chunk] for i in range(0, len(indices), self.chunk)]
+        capacity = max(2, int(ray.available_resources().get("CPU", self.workers)) * 2)
+        running: dict[Any, list[int]] = {}
+        while todo or running:
+            while todo and len(running) < capacity:
+                chunk = todo.popleft()
+                running[remote.remote([units[i] for i in chunk], self.work)] = chunk
+            done, _ = ray.wait(list(running), num_returns=1)
+            for ref in done:
+                chunk = running.pop(ref)
+                try:
+                    results: list[Result] = ray.get(ref)
+                except crashed as exc:
+                    if len(chunk) > 1:  # find the replay that kills its worker
+                        todo.extendleft([i] for i in reversed(chunk))
+                        continue
+                    self.stats.deaths += 1
+                    self.stats.causes.append(type(exc).__name__)
+                    results = [died(units[chunk[0]])]
+                except ray.exceptions.RayTaskError as exc:
+                    unit = units[chunk[0]]
+                    raise HarnessError(f"grading {unit.task}: "
+                                       f"{str(exc.cause if exc.cause else exc).splitlines()[0]}"
+                                       ) from None
+                batch = []
+                for index, result in zip(chunk, results, strict=True):
+                    check_key(units[index], result)
+                    batch.append((units[index], result))
+                    if result.peak_rss:
+                        self.stats.peak_rss["ray"] = max(self.stats.peak_rss.get("ray", 0),
+                                                         result.peak_rss)
+                on_results(batch)
