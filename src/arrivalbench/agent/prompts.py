@@ -1,13 +1,24 @@
 """The prompt an agent gets (DESIGN §7): the ticket, the schemas, the contract of §2 and a
-paragraph on the snapshot test. The unhinted prompt names no hazard."""
+paragraph on the snapshot test. The unhinted prompt names no hazard.
+
+Variants:
+- `unhinted` (default): nothing about delivery beyond the contract;
+- `hazard_hint`: adds a description of each hazard the task declares;
+- `architecture`: asks for a history of delivered records deduplicated on the record key, with
+  the target derived from that history alone.
+"""
 
 from __future__ import annotations
 
+from arrivalbench.engine import duckdb as duckdb_engine
 from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.task import Column, TaskSpec
+from arrivalbench.task import Column, Hazard, Source, TaskSpec
 
 VARIANTS = ("unhinted", "hazard_hint", "architecture")
+DEFAULT_VARIANT = "unhinted"
+MAX_TURNS = 3  # the snapshot repair loop: the first reply and at most two corrections
 
+# DESIGN §2, word for word.
 CONTRACT = """\
 1. The database is DuckDB (the version pinned by the project). One database persists across all runs of one replay.
 2. The pipeline is one text file of SQL statements separated by semicolons.
@@ -19,28 +30,98 @@ CONTRACT = """\
 SNAPSHOT_TEST = """\
 Before your script is accepted it is run once on a test batch holding the complete sample \
 data, and `main.{target}` is compared with the expected result. If that fails you will be \
-shown the error or the rows that differ and may send a corrected script."""
+shown the error or the rows that differ and may send a corrected script{attempts}."""
+
+REPLY = "Reply with the complete pipeline as one SQL script in a single ```sql block."
+
+# hazard_hint: one description per declared hazard, in the task's order.
+HAZARD_HINTS: dict[Hazard, str] = {
+    "late_arrival": (
+        "Late arrival: some records are delivered long after records with a later event time, "
+        "in a later batch; they still count."),
+    "out_of_order": (
+        "Out-of-order delivery: records do not arrive in event-time order; a record may reach "
+        "an earlier batch than a record that happened before it (for a stream of versions, a "
+        "later version of an entity may arrive before an earlier one)."),
+    "duplicates": (
+        "Duplicates: a record may be delivered more than once, twice within one batch or again "
+        "in a later batch; a redelivered record repeats the original exactly, record key "
+        "included, and must count once."),
+    "crash_retry": (
+        "Crash and retry: a run may be aborted after any statement, or after the last statement "
+        "before its success is recorded; whatever the aborted run left uncommitted is rolled "
+        "back, and the same batch is then delivered again and the whole script runs again."),
+    "backfill": (
+        "Backfill: after newer data, an earlier time window may be delivered again as one "
+        "large batch, holding records already delivered together with records never "
+        "delivered before."),
+    "schema_evolution": (
+        "Schema evolution: from some batch on, {source} carries one more nullable column "
+        "that is not declared above; the target does not change."),
+}
 
 
 def _columns(columns: tuple[Column, ...]) -> str:
     return "\n".join(f"  - {c.name} {c.type}" for c in columns)
 
 
-def build(spec: TaskSpec, variant: str = "unhinted") -> str:
+def _keys(names: tuple[str, ...]) -> str:
+    return f"({', '.join(names)})"
+
+
+def _source(source: Source) -> str:
+    text = (f"## Source table `incoming.{source.name}`\n\n{_columns(source.columns)}\n\n"
+            f"Each record is identified by {_keys(source.record_key)}.")
+    if source.is_change_stream:
+        text += (f" Each record is one version of the entity {_keys(source.entity_key)}, "
+                 f"numbered by {source.version}.")
+    return text
+
+
+def _hints(spec: TaskSpec) -> str:
+    evolving = f"`incoming.{spec.evolution.source}`" if spec.evolution else "a source table"
+    lines = [f"- {HAZARD_HINTS[h].format(source=evolving)}" for h in spec.hazards]
+    return ("## Delivery conditions\n\nThe batches will not be clean. Your pipeline will be run "
+            "under each of these conditions, and after the last batch "
+            f"`main.{spec.target.name}` must still equal the result over all records "
+            "delivered:\n\n" + "\n".join(lines))
+
+
+def _architecture(spec: TaskSpec) -> str:
+    keys = "; ".join(f"`{s.name}` on {_keys(s.record_key)}" for s in spec.sources)
+    return ("## Required design\n\nPersist the history of every record delivered, in a table "
+            "in schema `main` per source, holding each record once: deduplicated on its record "
+            f"key ({keys}). Add each batch's records to that history, then derive "
+            f"`main.{spec.target.name}` from the history alone, as a pure function of it "
+            "(for example by rebuilding it from the history on every run), so that the target "
+            "depends only on which records have been delivered, never on how or when.")
+
+
+def build(spec: TaskSpec, variant: str = DEFAULT_VARIANT, max_turns: int = MAX_TURNS) -> str:
+    """The prompt of `variant` for `spec`."""
     if variant not in VARIANTS:
         raise ArrivalBenchError(f"unknown prompt variant {variant!r}; allowed: "
                                 f"{', '.join(VARIANTS)}")
     parts = [
         "You are writing a data pipeline.",
         f"## Request\n\n{spec.ticket}",
+        *(_source(source) for source in spec.sources),
     ]
-    for source in spec.sources:
-        parts.append(f"## Source table `incoming.{source.name}`\n\n{_columns(source.columns)}\n\n"
-                     f"Each record is identified by ({', '.join(source.record_key)}).")
     target = spec.target
     parts.append(f"## Target table `main.{target.name}`\n\n{_columns(target.columns)}\n\n"
-                 f"One row per ({', '.join(target.key)}).")
-    parts.append(f"## How the pipeline is run\n\n{CONTRACT}")
-    parts.append(f"## Test\n\n{SNAPSHOT_TEST.format(target=target.name)}")
-    parts.append("Reply with the complete pipeline as one SQL script in a single ```sql block.")
+                 f"One row per {_keys(target.key)}.")
+    parts.append(f"## How the pipeline is run\n\n{CONTRACT}\n\n"
+                 f"The DuckDB version is {duckdb_engine.VERSION}.")
+    if variant == "hazard_hint":
+        parts.append(_hints(spec))
+    elif variant == "architecture":
+        parts.append(_architecture(spec))
+    attempts = f" ({max_turns} attempts in all)" if max_turns > 1 else ""
+    if max_turns > 1:
+        test = SNAPSHOT_TEST.format(target=target.name, attempts=attempts)
+    else:
+        test = (f"Your script is run once on a test batch holding the complete sample data, and "
+                f"`main.{target.name}` is compared with the expected result.")
+    parts.append(f"## Test\n\n{test}")
+    parts.append(REPLY)
     return "\n\n".join(parts) + "\n"

@@ -1,0 +1,279 @@
+"""Model arms as an Inspect AI task (DESIGN §7).
+
+    inspect eval arrivalbench/arrivalbench --model openai/gpt-4o -T tasks=store_daily_revenue
+    inspect eval src/arrivalbench/agent/inspect_task.py@arrivalbench --model ... --epochs 5
+
+Samples are the tasks (one per task, or one per task and replicate), the input is the prompt of
+the chosen variant. The solver is the snapshot repair loop: extract the script from the reply,
+run it on `snapshot`, feed back the execution error or the typed diff (never a hazard word), stop
+on a pass or after `max_turns`. The scorer grades the final script on every schedule of the
+task's plan, so the log shows the snapshot and the temporal verdicts side by side.
+
+The turns live in the sample's store (`arrivalbench:turns`, `arrivalbench:final`,
+`arrivalbench:reason`), which Inspect writes to the log; `arrivalbench generate` reads them
+from there.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import anyio
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessageUser
+from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import LimitExceededError
+
+from arrivalbench import render
+from arrivalbench.agent import feedback
+from arrivalbench.agent.extract import extract, statements
+from arrivalbench.agent.idioms import signature
+from arrivalbench.agent.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS, build
+from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.grading import DEFAULT_SEEDS, Point, artifact_digest, grade, grade_all, plan
+from arrivalbench.schedules import CONTROLS
+from arrivalbench.task import BUILTIN_DIR, TaskSpec, builtin_ids, load_spec
+from arrivalbench.values import JSON, digest
+from arrivalbench.verdict import Verdict
+
+TURNS = "arrivalbench:turns"  # list of turn records (dicts), see `repair_loop`
+FINAL = "arrivalbench:final"  # the final script, or None
+REASON = "arrivalbench:reason"  # why there is no final script: no_sql | token_cap | ...
+ERROR = "arrivalbench:error"  # the provider's error message, when generation failed
+
+T = TypeVar("T")
+
+# The engine runs one replay at a time per process (engine/duckdb.py); samples run
+# concurrently, so every replay goes through this lock, in a worker thread so that the event
+# loop keeps serving the other samples' model calls meanwhile.
+_ENGINE = threading.Lock()
+
+
+async def in_engine(work: Callable[..., T], *args: Any) -> T:
+    def locked() -> T:
+        with _ENGINE:
+            return work(*args)
+
+    return await anyio.to_thread.run_sync(locked)
+
+
+# -- samples -----------------------------------------------------------------------------------
+
+
+def task_refs(tasks: str | Sequence[str] | None) -> list[str]:
+    """Built-in ids or task folders: a list, or one string separated by commas (as `-T
+    tasks=a,b` gives it); None or empty means every built-in task."""
+    if tasks is None:
+        return builtin_ids()
+    items = tasks.split(",") if isinstance(tasks, str) else list(tasks)
+    refs = [str(item).strip() for item in items if str(item).strip()]
+    return refs or builtin_ids()
+
+
+def source_of(spec: TaskSpec) -> str:
+    """How to load `spec` again: its id if it is built in, else its folder."""
+    return spec.id if spec.path.parent == BUILTIN_DIR else str(spec.path)
+
+
+def resolve(refs: Sequence[str]) -> list[TaskSpec]:
+    specs: dict[str, TaskSpec] = {}
+    for ref in refs:
+        spec = load_spec(ref)
+        if spec.id in specs and specs[spec.id].path != spec.path:
+            raise ArrivalBenchError(f"task {ref}: id {spec.id!r} is also the id of "
+                                    f"{specs[spec.id].path}; give one of them at a time")
+        specs[spec.id] = spec
+    return list(specs.values())
+
+
+def sample_id(task_id: str, replicate: int | None) -> str:
+    return task_id if replicate is None else f"{task_id}/{replicate}"
+
+
+def samples(specs: Sequence[TaskSpec], variant: str = DEFAULT_VARIANT,
+            replicates: int | None = None, max_turns: int = MAX_TURNS) -> list[Sample]:
+    """One sample per task, or with `replicates`, one per (task, replicate 0..N-1)."""
+    out = []
+    for spec in specs:
+        prompt = build(spec, variant, max_turns)
+        metadata: dict[str, Any] = {
+            "task": spec.id, "task_source": source_of(spec), "task_digest": spec.digest,
+            "variant": variant, "prompt_digest": digest(prompt), "hazards": list(spec.hazards)}
+        for replicate in [None] if replicates is None else range(replicates):
+            out.append(Sample(id=sample_id(spec.id, replicate), input=prompt,
+                              metadata={**metadata, "replicate": replicate}))
+    return out
+
+
+# -- the repair loop ----------------------------------------------------------------------------
+
+
+def snapshot_test(spec: TaskSpec, script: str) -> Verdict:
+    return grade(spec, script, Point("snapshot", 0))[0]
+
+
+@solver
+def repair_loop(max_turns: int = MAX_TURNS) -> Solver:
+    """Ask, extract the script, run the snapshot test, feed back; stop on a pass or after
+    `max_turns` replies. The final script is the last one the model sent."""
+    if max_turns < 1:
+        raise ArrivalBenchError(f"max_turns {max_turns}: give at least 1")
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        spec = load_spec(state.metadata["task_source"])
+        turns: list[dict[str, JSON]] = []
+        state.store.set(TURNS, turns)
+        state.store.set(FINAL, None)
+        state.store.set(REASON, None)
+        for number in range(1, max_turns + 1):
+            try:
+                state = await generate(state)
+            except LimitExceededError:
+                state.store.set(REASON, state.store.get(REASON) or "limit")
+                raise
+            except Exception as exc:  # the provider failed after Inspect's own retries
+                state.store.set(REASON, "provider_error")
+                state.store.set(ERROR, f"{type(exc).__name__}: {exc}".splitlines()[0][:500])
+                raise
+            output = state.output
+            truncated = output.stop_reason in ("max_tokens", "model_length")
+            got = extract(output.completion, truncated)
+            record: dict[str, JSON] = {
+                "turn": number, "sql": got.script, "blocks": got.blocks,
+                "stop_reason": output.stop_reason, "problem": got.problem,
+                "snapshot_verdict": None, "snapshot_detail": None, "feedback": None}
+            if got.script is None:
+                assert got.problem is not None
+                record["feedback"] = feedback.no_script(got.problem)
+                if state.store.get(FINAL) is None:
+                    state.store.set(REASON, got.problem)
+            else:
+                script = got.script
+                verdict = await in_engine(snapshot_test, spec, script)
+                record["snapshot_verdict"] = verdict.verdict
+                record["snapshot_detail"] = verdict.detail
+                record["feedback"] = feedback.snapshot(spec, verdict, statements(script))
+                state.store.set(FINAL, script)
+                state.store.set(REASON, None)
+            turns.append(record)
+            state.store.set(TURNS, turns)
+            if record["snapshot_verdict"] == "PASS":
+                break
+            if number < max_turns:
+                state.messages.append(ChatMessageUser(content=str(record["feedback"])))
+        return state
+
+    return solve
+
+
+def _grade_plan(spec: TaskSpec, script: str, points: Sequence[Point]) -> list[Verdict]:
+    return [verdict for verdict, _outcome in grade_all(spec, script, points)]
+
+
+def first_pass_turn(turns: Sequence[dict[str, Any]]) -> int | None:
+    return next((int(t["turn"]) for t in turns if t.get("snapshot_verdict") == "PASS"), None)
+
+
+# -- the scorer ---------------------------------------------------------------------------------
+
+
+def _flags(verdicts: Sequence[Verdict], hazards: Sequence[str]) -> dict[str, float]:
+    def kinds(wanted: Sequence[str]) -> set[str]:
+        return {v.verdict for v in verdicts if v.schedule in wanted}
+
+    hazard = kinds(hazards)
+    return {
+        "snapshot": float(kinds(["snapshot"]) == {"PASS"}),
+        "controls": float(kinds(CONTROLS[1:]) <= {"PASS"}),
+        "all_pass": float(all(v.verdict == "PASS" for v in verdicts)),
+        "silent": float("FAIL" in hazard),
+        "crash": float("ERROR" in hazard),
+    }
+
+
+def explain(verdicts: Sequence[Verdict]) -> str:
+    """One line per schedule, then the first failure of each schedule explained."""
+    by_kind: dict[str, list[Verdict]] = {}
+    for v in verdicts:
+        by_kind.setdefault(v.schedule, []).append(v)
+    lines = []
+    for kind, group in by_kind.items():
+        tally = Counter(v.verdict for v in group)
+        text = ", ".join(f"{tally[k]} {k}" for k in ("PASS", "FAIL", "ERROR") if tally[k])
+        lines.append(f"{kind}: {text}")
+    for kind, group in by_kind.items():
+        bad = next((v for v in group if v.verdict != "PASS"), None)
+        if bad is not None:
+            lines.append(f"\n{kind}, seed {bad.seed}: {bad.verdict}\n{render.explain(bad)}")
+    return "\n".join(lines)
+
+
+@scorer(metrics={key: [mean(), stderr()] for key in
+                 ("snapshot", "controls", "all_pass", "silent", "crash")})
+def verdicts(seeds: int = DEFAULT_SEEDS) -> Scorer:
+    """Grades the final script on `snapshot`, both controls and every declared hazard, seeds
+    0..seeds-1. Value: 1/0 flags (snapshot pass, controls pass, every verdict a pass, some
+    hazard FAIL = silent, some hazard ERROR = crash); metadata: every verdict."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        spec = load_spec(state.metadata["task_source"])
+        turns = state.store.get(TURNS) or []
+        script = state.store.get(FINAL)
+        common = {"turns": len(turns), "first_pass_turn": first_pass_turn(turns),
+                  "variant": state.metadata.get("variant")}
+        if script is None:
+            reason = state.store.get(REASON) or "no_sql"
+            return Score(value=dict.fromkeys(("snapshot", "controls", "all_pass", "silent",
+                                              "crash"), 0.0),
+                         answer=None, explanation=f"no script: {reason}",
+                         metadata={**common, "reason": reason})
+        points = plan(spec, seeds)
+        graded = await in_engine(_grade_plan, spec, script, points)
+        by_kind: dict[str, list[str]] = {}
+        for v in graded:
+            by_kind.setdefault(v.schedule, []).append(v.verdict)
+        return Score(
+            value=_flags(graded, spec.hazards),
+            answer=script,
+            explanation=explain(graded),
+            metadata={**common, "artifact": artifact_digest(script),
+                      "idioms": signature(script), "snapshot": by_kind["snapshot"][0],
+                      "verdicts": by_kind})
+
+    return score
+
+
+# -- the task -----------------------------------------------------------------------------------
+
+
+@task
+def arrivalbench(tasks: str | list[str] | None = None, variant: str = DEFAULT_VARIANT,
+                 seeds: int = DEFAULT_SEEDS, max_turns: int = MAX_TURNS,
+                 replicates: int | None = None) -> Task:
+    """ArrivalBench model arm.
+
+    Args:
+      tasks: built-in task ids or task folders (a list, or one comma-separated string);
+        default every built-in task.
+      variant: prompt variant: unhinted (default), hazard_hint or architecture.
+      seeds: seeds 0..seeds-1 of every schedule the scorer grades.
+      max_turns: replies of the snapshot repair loop.
+      replicates: one sample per task and replicate 0..N-1 (ids `<task>/<n>`) instead of one
+        per task (then use --epochs for replicates).
+    """
+    if variant not in VARIANTS:
+        raise ArrivalBenchError(f"unknown prompt variant {variant!r}; allowed: "
+                                f"{', '.join(VARIANTS)}")
+    specs = resolve(task_refs(tasks))
+    return Task(
+        dataset=MemoryDataset(samples(specs, variant, replicates, max_turns),
+                              name=f"arrivalbench-{variant}"),
+        solver=repair_loop(max_turns),
+        scorer=verdicts(seeds),
+        metadata={"variant": variant, "max_turns": max_turns, "seeds": seeds},
+    )
