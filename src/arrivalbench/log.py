@@ -88,11 +88,11 @@ def _read_source(con: duckdb.DuckDBPyConnection, source: Source, file: Path) -> 
         first_line = 1
     elif file.suffix == ".csv":
         con.execute("CREATE OR REPLACE TEMP VIEW raw AS SELECT *, row_number() OVER () AS __line "
-                    "FROM read_csv(?, all_varchar = true, header = true)", [str(file)])
+                    f"FROM read_csv({_literal(file)}, all_varchar = true, header = true)")
         first_line = 2  # line 1 is the header
     else:
         con.execute("CREATE OR REPLACE TEMP VIEW raw AS SELECT *, row_number() OVER () AS __line "
-                    "FROM read_parquet(?)", [str(file)])
+                    f"FROM read_parquet({_literal(file)})")
         first_line = 1
     present = {r[0] for r in con.execute("SELECT name FROM pragma_table_info('raw')").fetchall()}
     unknown = sorted(present - set(names) - {"__line"})
@@ -116,6 +116,11 @@ def _read_source(con: duckdb.DuckDBPyConnection, source: Source, file: Path) -> 
     table = con.sql(f"SELECT {select} FROM raw ORDER BY __line").to_arrow_table()
     _check_unique(file, source, table)
     return table.combine_chunks()
+
+
+def _literal(file: Path) -> str:
+    """A path as an SQL string literal: a view's definition cannot take prepared parameters."""
+    return "'" + str(file).replace("'", "''") + "'"
 
 
 def _read_jsonl(file: Path, names: list[str]) -> pa.Table:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -33,7 +34,8 @@ _FAMILY = {**dict.fromkeys(_INTEGER, "number"), **dict.fromkeys(_APPROXIMATE, "n
            "decimal": "number", "date": "temporal", "timestamp": "temporal",
            "timestamp with time zone": "temporal", "timestamp_s": "temporal",
            "timestamp_ms": "temporal", "timestamp_ns": "temporal", "time": "time",
-           "varchar": "text", "boolean": "boolean", "uuid": "text", "interval": "interval"}
+           "varchar": "text", "enum": "text", "boolean": "boolean", "uuid": "text",
+           "interval": "interval"}
 
 
 @cache
@@ -79,6 +81,8 @@ def conform(value: object, declared: str) -> object:
             return value.date()
     elif kind == "timestamp" and type(value) is dt.date:
         return dt.datetime.combine(value, dt.time())
+    elif kind == "varchar" and isinstance(value, uuid.UUID):
+        return str(value)  # DuckDB's own text form of a UUID: lower case, with hyphens
     return value
 
 

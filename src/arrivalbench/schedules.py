@@ -92,7 +92,9 @@ def make(events: Sequence[Event], kind: str, seed: int = 0, params: Params = Par
     if kind == "snapshot":
         return Schedule(kind, seed, (Batch(tuple((e.source, e.row) for e in events)),),
                         params=params)
-    plan = _Plan.in_order(events, _rng(kind, seed, "cut"), params.batches)
+    # The cuts are drawn as `in_order` draws them, whatever the kind: a hazard of seed s
+    # perturbs exactly the control of seed s, so that the control isolates the hazard.
+    plan = _Plan.in_order(events, _rng("in_order", seed, "cut"), params.batches)
     if kind == "trickle":
         plan = _Plan.trickle(events, _rng(kind, seed, "cut"), params.trickle_batches)
     steps = params.hazards if kind == "chaos" else (kind,) if kind in HAZARDS else ()
@@ -179,12 +181,13 @@ def _out_of_order(plan: _Plan, rng: random.Random, params: Params) -> None:
         return
     count = min(len(movable), max(1, round(params.reorder_fraction * len(plan.events))))
     chosen = {p: rng.randrange(where[p]) for p in rng.sample(movable, count)}
-    inversions = [(later, where[earlier]) for earlier, later in _version_pairs(plan.events)
+    inversions = [(earlier, later) for earlier, later in _version_pairs(plan.events)
                   if where.get(earlier, 0) > 0 and later in where and
                   where[later] >= where[earlier]]
     if inversions:
-        later, before = inversions[rng.randrange(len(inversions))]
-        chosen[later] = rng.randrange(before)
+        earlier, later = inversions[rng.randrange(len(inversions))]
+        chosen[later] = rng.randrange(where[earlier])
+        chosen.pop(earlier, None)  # moving the earlier version as well could undo the inversion
     for p, destination in chosen.items():
         plan.batches[where[p]].remove(p)
         plan.batches[destination].append(p)
@@ -257,6 +260,11 @@ def _backfill(plan: _Plan, rng: random.Random, params: Params) -> None:
     low, high = params.backfill_window
     end = max(1, min(n - 1, round(rng.uniform(low, high) * n))) if n > 1 else 1
     cut = plan.events[end - 1].time
+    if _not_after(plan.events[-1].time, cut):
+        # Records tied at the newest time would put the whole log in the window, and then no
+        # newer data precedes the backfill: end the window before the newest time if there is one.
+        older = [e.time for e in plan.events if not _not_after(plan.events[-1].time, e.time)]
+        cut = older[-1] if older else cut
     window = [p for p in range(n) if _not_after(plan.events[p].time, cut)]
     held = set(rng.sample(window, max(1, round(params.backfill_held * len(window)))))
     plan.batches = [[p for p in b if p not in held] for b in plan.batches]

@@ -45,7 +45,7 @@ _VOLATILE = [
     (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),
     (re.compile(r"\d+(\.\d+)? ?(bytes|[KMGT]i?B)\b"), "<size>"),
     (re.compile(r"\d+(\.\d+)? ?(ms|s|seconds)\b"), "<time>"),
-    (re.compile(r"(/tmp|/var|/private)/\S+"), "<path>"),
+    (re.compile(r"(/tmp|/var|/private)/[^\s\"']+"), "<path>"),  # keep the closing quote
 ]
 
 

@@ -1,0 +1,341 @@
+"""Schedules (DESIGN §4): properties over random logs, checked on the plain data of a schedule."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import random
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from arrivalbench.grading import schedule as task_schedule
+from arrivalbench.log import Event, load_log
+from arrivalbench.replay import batch_tables
+from arrivalbench.schedules import KINDS, Batch, Ref, Schedule, make
+from arrivalbench.task import HAZARDS, load_spec
+from arrivalbench.values import canonical_json, sort_key
+
+EXACTLY_ONCE = ("snapshot", "in_order", "trickle", "late_arrival", "out_of_order",
+                "schema_evolution")
+
+PROPERTY = settings(deadline=None, max_examples=40,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+def build_log(rnd: random.Random, n: int, change_stream: bool) -> list[Event]:
+    """`n` events in base order: times that often tie, and for a change stream a handful of
+    entities with several versions each, versions rising with time as a real feed's do."""
+    sources = ["changes"] if change_stream else ["orders", "refunds"][: rnd.randint(1, 2)]
+    rows: dict[str, int] = Counter()
+    versions: dict[tuple[object, ...], int] = Counter()
+    entities = max(1, n // rnd.choice([2, 4, 8]))
+    time = 0
+    events = []
+    for _ in range(n):
+        time += rnd.choice([0, 0, 1, 1, 2, 7])
+        source = rnd.choice(sources)
+        row = rows[source]
+        rows[source] += 1
+        if change_stream:
+            entity = (rnd.randrange(entities),)
+            versions[entity] += 1
+            events.append(Event(source, row, time, (row,), entity, versions[entity]))
+        else:
+            events.append(Event(source, row, time, (row,)))
+    events.sort(key=lambda e: (sort_key(e.time), e.source, tuple(sort_key(k) for k in e.key)))
+    return events
+
+
+@st.composite
+def logs(draw: st.DrawFn, min_size: int = 2, max_size: int = 300) -> list[Event]:
+    n = draw(st.integers(min_size, max_size))
+    change_stream = draw(st.booleans())
+    rnd = draw(st.randoms(use_true_random=False))
+    return build_log(rnd, n, change_stream)
+
+
+seeds = st.integers(0, 2**31)
+
+
+def refs(events: Sequence[Event]) -> list[Ref]:
+    return [(e.source, e.row) for e in events]
+
+
+def deliveries(schedule: Schedule, completed_only: bool = False) -> Counter[Ref]:
+    return Counter(r for b in schedule.batches if not (completed_only and b.abort is not None)
+                   for r in b.records)
+
+
+def batch_index(schedule: Schedule) -> dict[Ref, list[int]]:
+    """Every batch each record is delivered in, in order (aborted runs excluded)."""
+    where: dict[Ref, list[int]] = {}
+    for i, b in enumerate(schedule.batches):
+        if b.abort is None:
+            for r in b.records:
+                where.setdefault(r, []).append(i)
+    return where
+
+
+def shape(schedule: Schedule) -> str:
+    """What the pipeline sees, without the kind and seed labels."""
+    document = schedule.document()
+    return canonical_json({k: v for k, v in document.items() if k not in ("kind", "seed")})
+
+
+# -- delivery ------------------------------------------------------------------------------------
+
+
+@PROPERTY
+@given(logs(), seeds)
+def test_every_kind_delivers_every_record(events: list[Event], seed: int) -> None:
+    everything = Counter(refs(events))
+    for kind in KINDS:
+        schedule = make(events, kind, seed)
+        delivered = deliveries(schedule)
+        assert set(delivered) == set(everything), kind
+        completed = deliveries(schedule, completed_only=True)
+        if kind in EXACTLY_ONCE or kind == "crash_retry":
+            assert completed == everything, kind
+        assert schedule.batches[-1].abort is None, "the last run of a replay always completes"
+
+
+@PROPERTY
+@given(logs(), seeds)
+def test_hazards_start_from_the_in_order_plan_and_differ_from_it(events: list[Event],
+                                                                 seed: int) -> None:
+    control = make(events, "in_order", seed)
+    assert all(b.records for b in control.batches), "in_order has no empty batch"
+    assert [r for b in control.batches for r in b.records] == refs(events)
+    for hazard in HAZARDS:
+        perturbed = make(events, hazard, seed)
+        assert perturbed.digest != control.digest, hazard
+        assert shape(perturbed) != shape(control), f"{hazard} delivers exactly like in_order"
+    evolved = make(events, "schema_evolution", seed)
+    assert [b.records for b in evolved.batches] == [b.records for b in control.batches]
+    assert evolved.evolution_from is not None
+    assert 1 <= evolved.evolution_from < len(evolved.batches) or len(evolved.batches) == 1
+
+
+@PROPERTY
+@given(logs(), seeds)
+def test_snapshot_and_trickle(events: list[Event], seed: int) -> None:
+    snapshot = make(events, "snapshot", seed)
+    assert [b.records for b in snapshot.batches] == [tuple(refs(events))]
+    trickle = make(events, "trickle", seed)
+    sizes = [len(b.records) for b in trickle.batches]
+    assert 0 in sizes and 1 in sizes
+    assert len(sizes) >= 40
+    assert [r for b in trickle.batches for r in b.records] == refs(events)
+
+
+@PROPERTY
+@given(logs(), seeds)
+def test_duplicates_repeat_some_records_in_batch_and_some_across(events: list[Event],
+                                                                 seed: int) -> None:
+    schedule = make(events, "duplicates", seed)
+    counts = deliveries(schedule)
+    twice = {r for r, c in counts.items() if c > 1}
+    assert max(counts.values()) == 2
+    assert len(twice) == max(2, round(0.1 * len(events)))
+    where = batch_index(schedule)
+    in_batch = {r for r in twice if where[r][0] == where[r][1]}
+    across = {r for r in twice if where[r][0] < where[r][1]}
+    assert in_batch and across
+    # The first delivery keeps the in_order batch, so the repeat is the hazard, not a move.
+    control = batch_index(make(events, "in_order", seed))
+    assert all(where[r][0] == control[r][0] for r in where)
+
+
+@PROPERTY
+@given(logs(), seeds)
+def test_late_records_are_withheld_then_arrive_last(events: list[Event], seed: int) -> None:
+    schedule = make(events, "late_arrival", seed)
+    position = {r: p for p, r in enumerate(refs(events))}
+    late = schedule.batches[-1].records
+    assert len(late) == max(1, round(0.05 * len(events)))
+    counts = deliveries(schedule)
+    assert all(counts[r] == 1 for r in late)
+    delivered_before = [r for b in schedule.batches[:-1] for r in b.records]
+    for r in late:  # something newer reached the pipeline first
+        assert any(position[d] > position[r] for d in delivered_before)
+    control = make(events, "in_order", seed)
+    assert [tuple(r for r in b.records if r not in late) for b in control.batches] == [
+        b.records for b in schedule.batches[:-1]]
+
+
+TIED_AT_THE_END = [Event("orders", i, min(i // 3, 1), (i,)) for i in range(10)]
+
+
+@PROPERTY
+@given(logs(min_size=8), seeds)
+@example(TIED_AT_THE_END, 2)  # most records tie at the newest time: the window stops before it
+def test_backfill_redelivers_a_window_after_newer_data(events: list[Event], seed: int) -> None:
+    schedule = make(events, "backfill", seed)
+    time = {r: e.time for r, e in zip(refs(events), events, strict=True)}
+    window = schedule.batches[-1].records
+    assert list(window) == [r for r in refs(events) if r in set(window)], "in base order"
+    counts = deliveries(schedule)
+    held = [r for r in window if counts[r] == 1]
+    redelivered = [r for r in window if counts[r] == 2]
+    assert held and redelivered
+    # The window is an early stretch of time, and it comes back after newer data.
+    newest = max(sort_key(time[r]) for r in window)
+    assert all(sort_key(time[r]) > newest for r in refs(events) if r not in set(window))
+    if len({sort_key(e.time) for e in events}) > 1:
+        assert len(window) < len(events)
+        before = [r for b in schedule.batches[:-1] for r in b.records]
+        assert any(sort_key(time[r]) > newest for r in before)
+
+
+@PROPERTY
+@given(logs(), seeds)
+def test_crash_retry_aborts_mid_script_and_after_the_last_statement(events: list[Event],
+                                                                    seed: int) -> None:
+    schedule = make(events, "crash_retry", seed)
+    aborts = [(i, b) for i, b in enumerate(schedule.batches) if b.abort is not None]
+    assert len(aborts) >= 2
+    assert any(0 < b.abort < 1 for _, b in aborts if b.abort is not None)
+    assert any(b.abort == 1.0 for _, b in aborts)
+    for i, b in aborts:  # the same batch again, until a run completes
+        assert schedule.batches[i + 1].records == b.records
+    completed = [b.records for b in schedule.batches if b.abort is None]
+    assert completed == [b.records for b in make(events, "in_order", seed).batches]
+
+
+@PROPERTY
+@given(logs(), seeds)
+def test_out_of_order_moves_records_before_earlier_ones(events: list[Event], seed: int) -> None:
+    schedule = make(events, "out_of_order", seed)
+    where = {r: ws[0] for r, ws in batch_index(schedule).items()}
+    arrival = [r for b in schedule.batches for r in b.records]
+    assert arrival != refs(events)
+    if len(events) >= 50:  # ~10% of the records moved: some lands in a batch before an older one
+        batches = [where[r] for r in refs(events)]
+        assert any(x > y for x, y in itertools.pairwise(batches))
+    control = {r: ws[0] for r, ws in batch_index(make(events, "in_order", seed)).items()}
+    # Every versioned pair whose earlier version is not in the first batch could be inverted.
+    versions: dict[tuple[str, tuple[object, ...]], list[Event]] = {}
+    for e in events:
+        if e.entity:
+            versions.setdefault((e.source, e.entity), []).append(e)
+    possible = inverted = False
+    for history in versions.values():
+        for earlier, later in itertools.pairwise(history):
+            a, b = (earlier.source, earlier.row), (later.source, later.row)
+            possible |= control[a] > 0
+            inverted |= where[b] < where[a]
+    assert inverted or not possible
+
+
+@PROPERTY
+@given(logs(), seeds)
+def test_chaos_combines_every_hazard(events: list[Event], seed: int) -> None:
+    schedule = make(events, "chaos", seed)
+    assert set(deliveries(schedule)) == set(refs(events))
+    assert max(deliveries(schedule, completed_only=True).values()) >= 2
+    aborts = [b.abort for b in schedule.batches if b.abort is not None]
+    assert len(aborts) >= 2 and 1.0 in aborts
+    assert schedule.evolution_from is not None
+
+
+# -- determinism ---------------------------------------------------------------------------------
+
+
+@PROPERTY
+@given(logs(), seeds)
+def test_same_seed_same_bytes(events: list[Event], seed: int) -> None:
+    for kind in KINDS:
+        a, b = make(events, kind, seed), make(list(events), kind, seed)
+        assert a == b
+        assert canonical_json(a.document()) == canonical_json(b.document())
+        assert a.digest == b.digest
+
+
+@settings(deadline=None, max_examples=15)
+@given(st.integers(100, 300), st.booleans(), st.randoms(use_true_random=False), seeds)
+def test_different_seeds_different_schedules(n: int, change_stream: bool, rnd: random.Random,
+                                             seed: int) -> None:
+    events = build_log(rnd, n, change_stream)
+    for kind in KINDS:
+        if kind == "snapshot":
+            continue
+        assert shape(make(events, kind, seed)) != shape(make(events, kind, seed + 1)), kind
+
+
+def test_digests_do_not_depend_on_the_process() -> None:
+    """String hashing is randomised per process; schedules must not notice."""
+    code = ("import random; from arrivalbench.schedules import KINDS, make; "
+            "from tests.test_schedules import build_log; "
+            "e = build_log(random.Random(7), 120, True); "
+            "e2 = build_log(random.Random(8), 90, False); "
+            "print(' '.join(make(x, k, 3).digest for k in KINDS for x in (e, e2)))")
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    outputs = {subprocess.run([sys.executable, "-c", code], cwd=here, check=True,
+                              capture_output=True, text=True,
+                              env={**os.environ, "PYTHONHASHSEED": hashseed}).stdout
+               for hashseed in ("1", "2")}
+    events, other = build_log(random.Random(7), 120, True), build_log(random.Random(8), 90, False)
+    local = " ".join(make(x, k, 3).digest for k in KINDS for x in (events, other)) + "\n"
+    assert outputs == {local}
+
+
+def test_unknown_kind() -> None:
+    with pytest.raises(ValueError, match="unknown schedule kind 'sideways'"):
+        make([], "sideways")
+
+
+# -- batches -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("abort", "statements", "runs"), [
+    (None, 5, None),
+    (1.0, 5, 5),
+    (1.0, 1, 1),
+    (0.5, 10, 5),
+    (0.01, 10, 1),  # at least one statement runs
+    (0.99, 10, 9),  # and at least one does not
+    (0.5, 2, 1),
+    (0.5, 1, 1),  # a one-statement script cannot stop halfway
+])
+def test_abort_after(abort: float | None, statements: int, runs: int | None) -> None:
+    assert Batch((), abort).abort_after(statements) == runs
+
+
+def test_duplicated_records_repeat_byte_for_byte(tiny_dir: Path) -> None:
+    spec = load_spec(tiny_dir)
+    log = load_log(spec)
+    schedule = task_schedule(spec, "duplicates", 0)
+    tables = batch_tables(spec, log, schedule)
+    seen: dict[object, dict[str, object]] = {}
+    repeats = 0
+    for batch in tables:
+        for row in batch["orders"].to_pylist():
+            key = row["order_id"]
+            if key in seen:
+                repeats += 1
+                assert row == seen[key]
+            seen[key] = row
+    assert repeats == sum(c - 1 for c in deliveries(schedule).values()) > 0
+
+
+def test_evolution_column_is_present_from_its_batch_on() -> None:
+    spec = load_spec("customer_current_address")
+    assert spec.evolution is not None
+    schedule = task_schedule(spec, "schema_evolution", 2)
+    assert schedule.evolution_from is not None and schedule.evolution_from > 0
+    tables = batch_tables(spec, load_log(spec), schedule)
+    column = spec.evolution.column
+    for number, batch in enumerate(tables):
+        names = batch["customer_changes"].column_names
+        assert (column in names) == (number >= schedule.evolution_from), number
+        assert names[: len(spec.sources[0].columns)] == [c.name for c in spec.sources[0].columns]
+    values = [v for b in tables[schedule.evolution_from:]
+              for v in b["customer_changes"].column(column).to_pylist()]
+    assert None in values and any(v is not None for v in values)
