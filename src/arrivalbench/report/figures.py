@@ -11,7 +11,7 @@ import io
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import matplotlib
 from matplotlib.axes import Axes
@@ -43,9 +43,19 @@ def render(name: str, fig: Figure) -> str:
     return buffer.getvalue()
 
 
-def _new(height: float) -> Figure:
-    fig = Figure(figsize=(WIDTH, height), layout="constrained")
+def _new(height: float, layout: Literal["constrained"] | None = "constrained") -> Figure:
+    fig = Figure(figsize=(WIDTH, height), layout=layout)
+    FigureCanvasAgg(fig)
     return fig
+
+
+def _scatter(ylabel_lines: int = 1) -> tuple[Figure, Axes]:
+    """A square-ish scatter with fixed margins, so label positions measured before saving
+    hold when saving."""
+    fig = _new(4.4, layout=None)
+    fig.subplots_adjust(left=0.13 if ylabel_lines == 1 else 0.16, right=0.97, bottom=0.12,
+                        top=0.97)
+    return fig, fig.add_subplot()
 
 
 def _err(m: Mapping[str, Any]) -> tuple[float, float]:
@@ -55,10 +65,15 @@ def _err(m: Mapping[str, Any]) -> tuple[float, float]:
     return max(0.0, v - lo), max(0.0, hi - v)
 
 
+OFFSETS = ((6, 6), (-6, 6), (6, -6), (-6, -6), (8, 0), (-8, 0), (0, 10), (0, -10),
+           (6, 18), (-6, 18), (6, -18), (-6, -18))
+
+
 def _labelled_points(ax: Axes, points: Sequence[tuple[str, Mapping[str, Any],
                                                       Mapping[str, Any]]]) -> None:
-    """One point per arm with its interval in both directions; arms at the same place share
-    one label."""
+    """One point per arm with its interval in both directions. Arms at the same place share
+    one label; each label takes the first of a fixed list of offsets at which it overlaps no
+    label already placed and stays inside the axes (the last one otherwise)."""
     places: dict[tuple[float, float], list[str]] = {}
     for arm, mx, my in points:
         if mx["value"] is None or my["value"] is None:
@@ -68,15 +83,27 @@ def _labelled_points(ax: Axes, points: Sequence[tuple[str, Mapping[str, Any],
                     yerr=[[ey[0]], [ey[1]]], fmt="o", color=POINT, ecolor="#7f9fbf",
                     elinewidth=1, capsize=2, markersize=6)
         places.setdefault((round(mx["value"], 3), round(my["value"], 3)), []).append(arm)
-    for (x, y), arms in sorted(places.items()):
-        right, up = x < 0.7, y < 0.9
-        ax.annotate(", ".join(arms), (x, y), xytext=(6 if right else -6, 6 if up else -6),
-                    textcoords="offset points", ha="left" if right else "right",
-                    va="bottom" if up else "top", fontsize=9)
     ax.set_xlim(-0.04, 1.04)
     ax.set_ylim(-0.04, 1.04)
     ax.grid(True, color="#dddddd", linewidth=0.6)
     ax.set_axisbelow(True)
+    renderer = ax.figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    frame = ax.get_window_extent(renderer)
+    placed: list[Any] = []
+    for (x, y), arms in sorted(places.items()):
+        for dx, dy in OFFSETS:
+            label = ax.annotate(", ".join(arms), (x, y), xytext=(dx, dy),
+                                textcoords="offset points", fontsize=9,
+                                ha="left" if dx > 0 else "right" if dx < 0 else "center",
+                                va="bottom" if dy > 0 else "top" if dy < 0 else "center")
+            box = label.get_window_extent(renderer)
+            inside = (box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0
+                      and box.y1 <= frame.y1)
+            if inside and not any(box.overlaps(other) for other in placed):
+                break
+            if (dx, dy) != OFFSETS[-1]:
+                label.remove()
+        placed.append(box)
 
 
 def _missing(ax: Axes, text: str) -> None:
@@ -84,8 +111,7 @@ def _missing(ax: Axes, text: str) -> None:
 
 
 def snapshot_vs_silent(doc: Mapping[str, Any]) -> Figure:
-    fig = _new(4.2)
-    ax = fig.add_subplot()
+    fig, ax = _scatter()
     arms = doc["arms"]
     _labelled_points(ax, [(a, m["snapshot_pass"], m["silent"]) for a, m in arms.items()])
     if not any(m["snapshot_pass"]["value"] is not None and m["silent"]["value"] is not None
@@ -97,8 +123,7 @@ def snapshot_vs_silent(doc: Mapping[str, Any]) -> Figure:
 
 
 def ordering_vs_idempotency(doc: Mapping[str, Any]) -> Figure:
-    fig = _new(4.2)
-    ax = fig.add_subplot()
+    fig, ax = _scatter(ylabel_lines=2)
     ax.plot([0, 1], [0, 1], color="#bbbbbb", linewidth=0.8, linestyle="--")
     arms = doc["arms"]
     _labelled_points(ax, [(a, m["idempotency"], m["ordering"]) for a, m in arms.items()])
@@ -161,15 +186,17 @@ def batch_dedup(doc: Mapping[str, Any]) -> Figure | None:
                         xerr=[[_err(m)[0]], [_err(m)[1]]] if m["value"] is not None else None,
                         error_kw={"elinewidth": 1, "capsize": 2, "ecolor": "#555555"},
                         label=f"{side} batch_dedup" if y == 0 else None)
-                ax.annotate("\u2013" if m["value"] is None else f"n={m['n']}",
+                ax.annotate("no cell" if m["value"] is None
+                            else f"{m['value']:.2f} (n={m['n']})",
                             (value, y + (k - 0.5) * 0.38), xytext=(4, 0),
                             textcoords="offset points", va="center", fontsize=7,
                             color="#444444")
     ax.set_yticks(range(len(labels)), labels, fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlim(0, 1.12)
+    ax.set_xlim(0, 1.25)
+    ax.set_xticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax.set_xlabel("failure rate on duplicates among snapshot-passing cells (task mean)")
-    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    fig.legend(loc="outside upper center", ncols=2, fontsize=8, frameon=False)
     return fig
 
 

@@ -29,9 +29,17 @@ DEFINITIONS = (
     "backfill is reported beside both, schema_evolution on its own.",
     "Cells **without an artifact** (no script) are counted apart and enter no verdict metric; "
     "cells with an artifact but no snapshot verdict are **ungraded** and counted apart too.",
+    "**Composition**: for each hazard, the shares of PASS, FAIL and ERROR among its seeds, per "
+    "snapshot-passing cell, averaged per task and then over tasks.",
+    "**Dedup guard**: among snapshot-passing cells with `duplicates` verdicts whose script has "
+    "idiom tags, silent failure and crash on `duplicates` with and without `batch_dedup`.",
     "**Repair** (model arms): all-in failure of snapshot-passing cells whose first turn passed "
     "the snapshot, against those that passed only after feedback.",
-    "**Spread**: for arms with replicates, each metric on one replicate index at a time.",
+    "**Spread**: for arms with replicates, each metric on one replicate index at a time (not "
+    "for `negatives`, whose cells are distinct negative controls, not replications).",
+    "Verdicts: a cell's verdicts are those of its artifact on its task digest; when a replay "
+    "was graded under several harness or engine versions the newest is used; `chaos` "
+    "(diagnostic) and unknown schedules are left out.",
 )
 
 

@@ -128,7 +128,9 @@ def build(doc: Mapping[str, Any]) -> list[Table]:
                Column("values", "per replicate", "text"), Column("min", "min", "number"),
                Column("max", "max", "number"), Column("sd", "sd", "number")),
               tuple({"arm": a, "metric": k,
-                     "values": " ".join(fmt_number(v) for v in s["values"]),
+                     "values": ", ".join(f"r{r} {fmt_number(v)}"
+                                         for r, v in zip(s["replicates"], s["values"],
+                                                         strict=True)),
                      "min": s["min"], "max": s["max"], "sd": s["sd"]}
                     for a, m in arms.items() for k, s in m.get("spread", {}).items()),
               "No arm has replicates."),
