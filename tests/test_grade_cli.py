@@ -1,0 +1,211 @@
+"""The command line (DESIGN §10): `tasks`, `show`, `grade`, exit codes and the JSON document.
+
+Set ARRIVALBENCH_UPDATE_GOLDEN=1 to rewrite tests/golden/grade_no_dedup.json after an intended
+change of schedules, verdict details or the document's shape; review the diff before committing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arrivalbench import cli
+from arrivalbench.engine import duckdb as engine
+from arrivalbench.grading import schedule
+from arrivalbench.task import load_spec, resolve
+from arrivalbench.values import digest
+
+GOLDEN = Path(__file__).parent / "golden" / "grade_no_dedup.json"
+TASK = "store_daily_revenue"
+GOLD = resolve(TASK) / "gold.sql"
+NO_DEDUP = resolve(TASK) / "negatives" / "no_dedup.sql"
+# A small plan: snapshot, a control and the hazards no_dedup fails and passes.
+SMALL = ["--schedule", "snapshot", "--schedule", "in_order", "--schedule", "duplicates",
+         "--schedule", "late_arrival", "--seeds", "2"]
+
+
+def run(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        *argv: str | Path) -> tuple[int, str, str]:
+    """`arrivalbench ARGV` in this process: (exit status, stdout, stderr)."""
+    monkeypatch.setattr(cli.out, "width", 200)  # no folding of rich tables
+    try:
+        cli.main([str(a) for a in argv])
+        code = 0
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def subprocess_json(*argv: str | Path) -> bytes:
+    result = subprocess.run([sys.executable, "-c", "from arrivalbench.cli import main; main()",
+                             *map(str, argv)], capture_output=True, check=False)
+    assert result.returncode == 1, result.stderr
+    return result.stdout
+
+
+def test_grade_json_has_the_documented_shape(capsys: pytest.CaptureFixture[str],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, err = run(capsys, monkeypatch, "grade", NO_DEDUP, "--task", TASK, *SMALL,
+                         "--json")
+    assert code == 1 and err == ""
+    assert out.endswith("\n") and out.count("\n") == 1
+    document = json.loads(out)
+    assert list(document) == sorted(document)  # canonical: sorted keys
+    assert set(document) == {"task", "artifact", "engine", "verdicts"}
+    assert document["task"] == TASK
+    assert document["artifact"] == digest(NO_DEDUP.read_text(encoding="utf-8"))
+    assert document["engine"] == f"duckdb {engine.VERSION}"
+    points = [(v["schedule"], v["seed"]) for v in document["verdicts"]]
+    assert points == [("snapshot", 0), ("in_order", 0), ("in_order", 1), ("duplicates", 0),
+                      ("duplicates", 1), ("late_arrival", 0), ("late_arrival", 1)]
+    for v in document["verdicts"]:
+        assert set(v) == {"schedule", "seed", "verdict", "detail"}
+        expected = "FAIL" if v["schedule"] == "duplicates" else "PASS"
+        assert v["verdict"] == expected
+        assert (v["detail"] == {}) == (expected == "PASS")
+
+
+def test_grade_json_is_byte_identical_across_processes() -> None:
+    args = ["grade", NO_DEDUP, "--task", TASK, "--schedule", "duplicates", "--schedule",
+            "crash_retry", "--seeds", "2", "--json"]
+    first, second = subprocess_json(*args), subprocess_json(*args)
+    assert first == second and b'"verdict":"FAIL"' in first
+
+
+def test_grade_golden(capsys: pytest.CaptureFixture[str],
+                      monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, _err = run(capsys, monkeypatch, "grade", NO_DEDUP, "--task", TASK, *SMALL,
+                          "--json")
+    assert code == 1
+    pretty = json.dumps(json.loads(out), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    if os.environ.get("ARRIVALBENCH_UPDATE_GOLDEN") == "1":
+        GOLDEN.parent.mkdir(exist_ok=True)
+        GOLDEN.write_text(pretty, encoding="utf-8")
+    assert GOLDEN.is_file(), "run with ARRIVALBENCH_UPDATE_GOLDEN=1 to create the golden file"
+    assert pretty == GOLDEN.read_text(encoding="utf-8")
+
+
+def test_exit_zero_when_everything_passes(capsys: pytest.CaptureFixture[str],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, err = run(capsys, monkeypatch, "grade", GOLD, "--task", TASK, *SMALL)
+    assert code == 0 and err == ""
+    assert "snapshot" in out and "duplicates" in out and "PASS 7" in out
+    assert "FAIL" not in out
+
+
+def test_human_output_explains_failures(capsys: pytest.CaptureFixture[str],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, _err = run(capsys, monkeypatch, "grade", NO_DEDUP, "--task", TASK, *SMALL)
+    assert code == 1
+    assert "duplicates, seed 0: FAIL" in out
+    assert "changed {" in out and "got '" in out and "expected '" in out
+    assert "late_arrival, seed" not in out  # passing schedules are not explained
+
+
+def test_error_verdicts_exit_one(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    script = tmp_path / "broken.sql"
+    script.write_text("SELECT * FROM no_such_table;")
+    code, out, _err = run(capsys, monkeypatch, "grade", script, "--task", TASK, "--schedule",
+                          "snapshot", "--json")
+    assert code == 1
+    [verdict] = json.loads(out)["verdicts"]
+    assert verdict["verdict"] == "ERROR" and verdict["detail"]["phase"] == "run"
+
+
+def _bad_inputs(tmp: Path) -> dict[str, tuple[list[str | Path], str]]:
+    """name -> (arguments, a word of the message that names the bad value)."""
+    empty = tmp / "empty.sql"
+    empty.write_text("  \n")
+    latin = tmp / "latin.sql"
+    latin.write_bytes("SELECT 'café';".encode("latin-1"))
+    broken = tmp / "broken_task"
+    broken.mkdir()
+    (broken / "task.yaml").write_text("id: broken_task\ntitle: [unclosed\n")
+    return {
+        "unknown task": (["grade", GOLD, "--task", "no_such_task"], "'no_such_task'"),
+        "missing file": (["grade", tmp / "absent.sql", "--task", TASK], "absent.sql"),
+        "empty file": (["grade", empty, "--task", TASK], "empty.sql"),
+        "non-UTF-8 file": (["grade", latin, "--task", TASK], "latin.sql"),
+        "broken task.yaml": (["grade", GOLD, "--task", broken], "task.yaml"),
+        "seeds 0": (["grade", GOLD, "--task", TASK, "--seeds", "0"], "0"),
+        "seeds x": (["grade", GOLD, "--task", TASK, "--seeds", "x"], "'x'"),
+        "unknown schedule": (["grade", GOLD, "--task", TASK, "--schedule", "sideways"],
+                             "'sideways'"),
+        "folder as script": (["grade", tmp, "--task", TASK], str(tmp)),
+        "show unknown task": (["show", "no_such_task"], "'no_such_task'"),
+        "show unknown schedule": (["show", TASK, "--schedule", "sideways"], "'sideways'"),
+    }
+
+
+BAD_INPUTS = ["unknown task", "missing file", "empty file", "non-UTF-8 file", "broken task.yaml",
+              "seeds 0", "seeds x", "unknown schedule", "folder as script",
+              "show unknown task", "show unknown schedule"]
+
+
+@pytest.mark.parametrize("case", BAD_INPUTS)
+def test_bad_input_exits_two_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch, case: str) -> None:
+    cases = _bad_inputs(tmp_path)
+    assert sorted(cases) == sorted(BAD_INPUTS)
+    argv, word = cases[case]
+    code, out, err = run(capsys, monkeypatch, *argv)
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("arrivalbench: error: "), err
+    assert word in err
+    assert "Traceback" not in err
+
+
+def test_bad_input_in_a_real_process_has_no_traceback(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-c", "from arrivalbench.cli import main; main()",
+                             "grade", str(tmp_path / "absent.sql"), "--task", TASK],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr == (f"arrivalbench: error: {tmp_path / 'absent.sql'}: no such file; "
+                             "give the path of a .sql script\n")
+
+
+def test_tasks_json(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, _err = run(capsys, monkeypatch, "tasks", "--json")
+    assert code == 0
+    listing = json.loads(out)
+    ids = [t["id"] for t in listing]
+    assert ids == sorted(ids)
+    assert {"store_daily_revenue", "customer_current_address", "web_page_views"} <= set(ids)
+    store = next(t for t in listing if t["id"] == TASK)
+    assert store["mode"] == "aggregate" and store["difficulty"] == "easy"
+    assert store["hazards"] == ["late_arrival", "out_of_order", "duplicates", "crash_retry",
+                                "backfill"]
+    code, out, _err = run(capsys, monkeypatch, "tasks")
+    assert code == 0 and TASK in out and "aggregate" in out
+
+
+def test_show_task(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, _err = run(capsys, monkeypatch, "show", "customer_current_address")
+    assert code == 0
+    assert "Fulfilment needs a table with the current shipping address" in out
+    assert "customer_current_address" in out and "schema_evolution" in out
+    assert "prompt (unhinted)" in out
+
+
+def test_show_schedule_prints_a_batch_plan(capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, _err = run(capsys, monkeypatch, "show", TASK, "--schedule", "crash_retry",
+                          "--seed", "1")
+    assert code == 0
+    plan = schedule(load_spec(TASK), "crash_retry", 1)
+    assert f"{TASK}: crash_retry, seed 1 — {len(plan.batches)} runs" in out
+    assert plan.digest in out
+    assert "aborted after the last statement" in out
+    assert "% of the statements" in out
+    assert "orders:" in out
+    # one line per run, numbered from 0
+    assert all(f"│ {i:>3} │" in out or f"│ {i} │" in out for i in range(len(plan.batches)))
