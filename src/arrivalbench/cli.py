@@ -180,6 +180,76 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
 # -- generate, idioms (model arms) ---------------------------------------------------------------
 
 
+@app.command()
+@click.option("--model", required=True,
+              help="PROVIDER/MODEL as Inspect AI names it: openai/gpt-4o, "
+                   "anthropic/claude-sonnet-4-0, openrouter/..., mockllm/model (offline).")
+@click.option("--prompt", "variant", type=click.Choice(("unhinted", "hazard_hint",
+                                                        "architecture")),
+              default="unhinted", show_default=True, help="The prompt variant.")
+@click.option("--replicates", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Conversations per task (replicates 0..N-1).")
+@click.option("--task", "task_refs", multiple=True,
+              help="A built-in task id or a task folder (repeatable). Default: every built-in "
+                   "task.")
+@click.option("--results", type=click.Path(path_type=Path, dir_okay=False),
+              default=Path("results/arrivalbench.duckdb"), show_default=True,
+              help="The DuckDB results file; Inspect's logs go to <stem>.inspect-logs/ "
+                   "beside it.")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=8000, show_default=True,
+              help="Output token cap of each model call; a reply cut there holds no script.")
+@click.option("--base-url", help="The API's base URL, e.g. a local OpenAI-compatible server "
+                                 "(http://127.0.0.1:8000/v1 with --model openai/NAME).")
+@click.option("--max-connections", type=click.IntRange(min=1),
+              help="Concurrent model calls (Inspect's default per provider otherwise).")
+@click.option("--seeds", type=click.IntRange(min=1), default=DEFAULT_SEEDS, show_default=True,
+              help="Seeds 0..N-1 for each schedule but snapshot, when grading.")
+@click.option("--workers", type=click.IntRange(min=1),
+              help="Worker processes for grading. Default: the number of cores.")
+@click.option("--dry-run", is_flag=True,
+              help="Print the samples, the most model calls and a token estimate; call nothing.")
+def generate(model: str, variant: str, replicates: int, task_refs: Sequence[str],
+             results: Path, max_tokens: int, base_url: str | None,
+             max_connections: int | None, seeds: int, workers: int | None,
+             dry_run: bool) -> None:
+    """Generate a model arm (<model>:<variant>) through Inspect AI, store it and grade it.
+
+    Each task gets a conversation: the prompt, then up to 3 replies, each script run on the
+    snapshot test with the error or the differing rows fed back; the last script is graded on
+    every schedule. Samples already in the results file are not generated again."""
+    from arrivalbench.agent import generate as generation
+
+    request = generation.Request(
+        model=model, variant=variant, replicates=replicates, tasks=tuple(task_refs),
+        results=results, max_tokens=max_tokens, base_url=base_url, seeds=seeds,
+        workers=workers, max_connections=max_connections)
+    if dry_run:
+        click.echo(generation.make_plan(request).describe())
+        return
+    outcome = generation.run(request)
+    click.echo(outcome.describe())
+    if outcome.grading is not None:
+        from arrivalbench import grid
+
+        out.print(grid.summary_table(outcome.grading))
+
+
+@app.command()
+@click.argument("script", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print a sorted JSON list of tags.")
+def idioms(script: Path, as_json: bool) -> None:
+    """The idiom signature of SCRIPT: history_table, anti_join, batch_dedup, upsert,
+    watermark_filter, select_star, full_recompute, transaction (unparsed: sqlglot could not
+    read a statement)."""
+    from arrivalbench.agent.idioms import signature
+
+    tags = signature(read_script(script))
+    if as_json:
+        click.echo(canonical_json(tags))
+    else:
+        click.echo("\n".join(tags) if tags else "(no idiom found)")
+
+
 # -- report --------------------------------------------------------------------------------------
 
 

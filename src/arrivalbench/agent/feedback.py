@@ -54,7 +54,11 @@ def neutral(text: str) -> str:
         if leak.word[:1].isupper():
             word = word[:1].upper() + word[1:]
         out.append(text[position:begin])
-        out.append(word)
+        head, *rest = re.split(r"(?=[\s_-])", leak.word, maxsplit=1)
+        if rest and leakage.scan(head):  # "late records": only the hazard word goes
+            out.append(word + rest[0])
+        else:
+            out.append(word)
         position = begin + len(leak.word)
     out.append(text[position:])
     result = "".join(out)

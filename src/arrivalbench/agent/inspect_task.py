@@ -34,17 +34,23 @@ from arrivalbench.agent import feedback
 from arrivalbench.agent.extract import extract, statements
 from arrivalbench.agent.idioms import signature
 from arrivalbench.agent.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS, build
+from arrivalbench.agent.samples import (
+    ERROR,
+    FINAL,
+    REASON,
+    TURNS,
+    first_pass_turn,
+    resolve,
+    sample_id,
+    source_of,
+    task_refs,
+)
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.grading import DEFAULT_SEEDS, Point, artifact_digest, grade, grade_all, plan
 from arrivalbench.schedules import CONTROLS
-from arrivalbench.task import BUILTIN_DIR, TaskSpec, builtin_ids, load_spec
+from arrivalbench.task import TaskSpec, load_spec
 from arrivalbench.values import JSON, digest
 from arrivalbench.verdict import Verdict
-
-TURNS = "arrivalbench:turns"  # list of turn records (dicts), see `repair_loop`
-FINAL = "arrivalbench:final"  # the final script, or None
-REASON = "arrivalbench:reason"  # why there is no final script: no_sql | token_cap | ...
-ERROR = "arrivalbench:error"  # the provider's error message, when generation failed
 
 T = TypeVar("T")
 
@@ -63,36 +69,6 @@ async def in_engine(work: Callable[..., T], *args: Any) -> T:
 
 
 # -- samples -----------------------------------------------------------------------------------
-
-
-def task_refs(tasks: str | Sequence[str] | None) -> list[str]:
-    """Built-in ids or task folders: a list, or one string separated by commas (as `-T
-    tasks=a,b` gives it); None or empty means every built-in task."""
-    if tasks is None:
-        return builtin_ids()
-    items = tasks.split(",") if isinstance(tasks, str) else list(tasks)
-    refs = [str(item).strip() for item in items if str(item).strip()]
-    return refs or builtin_ids()
-
-
-def source_of(spec: TaskSpec) -> str:
-    """How to load `spec` again: its id if it is built in, else its folder."""
-    return spec.id if spec.path.parent == BUILTIN_DIR else str(spec.path)
-
-
-def resolve(refs: Sequence[str]) -> list[TaskSpec]:
-    specs: dict[str, TaskSpec] = {}
-    for ref in refs:
-        spec = load_spec(ref)
-        if spec.id in specs and specs[spec.id].path != spec.path:
-            raise ArrivalBenchError(f"task {ref}: id {spec.id!r} is also the id of "
-                                    f"{specs[spec.id].path}; give one of them at a time")
-        specs[spec.id] = spec
-    return list(specs.values())
-
-
-def sample_id(task_id: str, replicate: int | None) -> str:
-    return task_id if replicate is None else f"{task_id}/{replicate}"
 
 
 def samples(specs: Sequence[TaskSpec], variant: str = DEFAULT_VARIANT,
@@ -173,10 +149,6 @@ def repair_loop(max_turns: int = MAX_TURNS) -> Solver:
 
 def _grade_plan(spec: TaskSpec, script: str, points: Sequence[Point]) -> list[Verdict]:
     return [verdict for verdict, _outcome in grade_all(spec, script, points)]
-
-
-def first_pass_turn(turns: Sequence[dict[str, Any]]) -> int | None:
-    return next((int(t["turn"]) for t in turns if t.get("snapshot_verdict") == "PASS"), None)
 
 
 # -- the scorer ---------------------------------------------------------------------------------

@@ -1,0 +1,343 @@
+"""`arrivalbench generate`: a model arm through Inspect AI, stored and graded like any arm.
+
+The arm is `<model>:<variant>`. Each sample (task, replicate) is one conversation of the snapshot
+repair loop (`inspect_task`), run by `inspect_ai.eval` with Inspect's providers, retries and
+concurrency. For each sample the results file gets:
+
+- the final script as an artifact, with its idiom signature;
+- the cell (arm, task, replicate) pointing at it, or with no artifact and a reason when the
+  sample ended with no script: `no_sql`, `token_cap`, `provider_error` (or `limit`,
+  `harness_error`);
+- every turn (its script, snapshot verdict and the feedback sent), and the transcript with the
+  token counts.
+
+Then `grid.grade_arms` grades the new cells on every schedule. A cell already stored for the
+current version of its task is not generated again (except after a provider or harness error),
+so the same command resumes, and a larger `--replicates` adds replicates.
+
+Inspect's logs go to a folder next to the results file, `<results stem>.inspect-logs/`, which
+holds a `.gitignore` of its own so that it never lands in a repository.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from arrivalbench.agent.extract import Problem
+from arrivalbench.agent.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS, build
+from arrivalbench.agent.samples import (
+    ERROR,
+    FINAL,
+    REASON,
+    TURNS,
+    first_pass_turn,
+    resolve,
+    sample_id,
+    source_of,
+    task_refs,
+)
+from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.grading import DEFAULT_SEEDS
+from arrivalbench.store import Cell, Store, Turn
+from arrivalbench.task import TaskSpec
+from arrivalbench.values import JSON
+
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalLog, EvalSample
+    from inspect_ai.util import DisplayType
+
+DEFAULT_MAX_TOKENS = 8000
+CHARS_PER_TOKEN = 4  # the dry run's estimate; no tokenizer is downloaded
+FEEDBACK_TOKENS = 400  # a generous size of one feedback message
+DONE_REASONS: tuple[Problem, ...] = ("no_sql", "token_cap")  # final: not generated again
+
+
+@dataclass(frozen=True)
+class Request:
+    model: str
+    variant: str = DEFAULT_VARIANT
+    replicates: int = 1
+    tasks: tuple[str, ...] = ()  # built-in ids or task folders; empty: every built-in task
+    results: Path = Path("results") / "arrivalbench.duckdb"
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    base_url: str | None = None
+    max_turns: int = MAX_TURNS
+    seeds: int = DEFAULT_SEEDS
+    workers: int | None = None
+    max_connections: int | None = None
+
+    @property
+    def arm(self) -> str:
+        return f"{self.model}:{self.variant}"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.results.parent / f"{self.results.stem}.inspect-logs"
+
+
+@dataclass(frozen=True)
+class Plan:
+    request: Request
+    specs: tuple[TaskSpec, ...]
+    todo: tuple[tuple[TaskSpec, int], ...]  # (task, replicate) to generate
+    stored: int  # samples already in the results file
+
+    @property
+    def calls(self) -> int:
+        """The most model calls the run can make."""
+        return len(self.todo) * self.request.max_turns
+
+    def tokens(self) -> tuple[int, int, int]:
+        """(input tokens of the first turns, input tokens at most, output tokens at most),
+        estimated at ~4 characters a token."""
+        first = most = 0
+        cap, turns = self.request.max_tokens, self.request.max_turns
+        for spec, _replicate in self.todo:
+            prompt = math.ceil(len(build(spec, self.request.variant, turns)) / CHARS_PER_TOKEN)
+            first += prompt
+            most += sum(prompt + k * (cap + FEEDBACK_TOKENS) for k in range(turns))
+        return first, most, len(self.todo) * turns * cap
+
+    def describe(self) -> str:
+        r = self.request
+        first, most, output = self.tokens()
+        lines = [
+            f"arm {r.arm}: {len(self.specs)} tasks x {r.replicates} replicates",
+            f"samples to generate: {len(self.todo)}"
+            + (f" ({self.stored} already in {r.results})" if self.stored else ""),
+            f"model calls: at most {self.calls} ({r.max_turns} turns a sample)",
+            f"input tokens: ~{first:,} for the first turns, at most ~{most:,} if every turn runs "
+            f"with replies at the cap",
+            f"output tokens: at most {output:,} ({r.max_tokens:,} a call)",
+            f"results: {r.results}",
+            f"inspect logs: {r.log_dir}",
+        ]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one run generated and stored."""
+
+    plan: Plan
+    stored: int  # samples stored by this run
+    scripts: int
+    first_turn_pass: int
+    repaired_pass: int
+    reasons: dict[str, int] = field(default_factory=dict)  # cells without a script, by reason
+    input_tokens: int = 0
+    output_tokens: int = 0
+    logs: tuple[str, ...] = ()
+    grading: Any = None  # grid.Summary, when graded
+
+    def describe(self) -> str:
+        lines = [f"generated {self.stored} samples of arm {self.plan.request.arm}: "
+                 f"{self.scripts} with a script ({self.first_turn_pass} passed the snapshot "
+                 f"test on the first turn, {self.repaired_pass} after feedback)"]
+        if self.reasons:
+            lines.append("no script: " + ", ".join(f"{n} {reason}" for reason, n in
+                                                   sorted(self.reasons.items())))
+        lines.append(f"tokens: {self.input_tokens:,} in, {self.output_tokens:,} out")
+        lines += [f"inspect log: {log}" for log in self.logs]
+        return "\n".join(lines)
+
+
+# -- planning -----------------------------------------------------------------------------------
+
+
+def check(request: Request) -> None:
+    if "/" not in request.model:
+        raise ArrivalBenchError(f"--model {request.model}: give PROVIDER/MODEL as Inspect AI "
+                                "names it, e.g. openai/gpt-4o, anthropic/claude-sonnet-4-0, "
+                                "mockllm/model")
+    if request.variant not in VARIANTS:
+        raise ArrivalBenchError(f"--prompt {request.variant}: unknown prompt variant; allowed: "
+                                f"{', '.join(VARIANTS)}")
+    for name, value in (("--replicates", request.replicates), ("--max-tokens",
+                        request.max_tokens), ("--seeds", request.seeds)):
+        if value < 1:
+            raise ArrivalBenchError(f"{name} {value}: give a whole number of at least 1")
+
+
+def is_done(cell: Cell, spec: TaskSpec) -> bool:
+    """A stored cell that need not be generated again."""
+    return cell.task_digest == spec.digest and (cell.artifact is not None or
+                                                cell.reason in DONE_REASONS)
+
+
+def make_plan(request: Request) -> Plan:
+    """What a run would generate. Reads the results file if it exists; writes nothing."""
+    check(request)
+    specs = resolve(task_refs(list(request.tasks)))
+    stored: dict[tuple[str, int], Cell] = {}
+    if request.results.is_file():
+        with Store(request.results, read_only=True) as store:
+            stored = {(c.task, c.replicate): c for c in store.cells([request.arm])}
+    todo, done = [], 0
+    for spec in specs:
+        for replicate in range(request.replicates):
+            cell = stored.get((spec.id, replicate))
+            if cell is not None and is_done(cell, spec):
+                done += 1
+            else:
+                todo.append((spec, replicate))
+    return Plan(request, tuple(specs), tuple(todo), done)
+
+
+# -- running ------------------------------------------------------------------------------------
+
+
+def _mock_outputs() -> Callable[..., Any]:
+    """mockllm's default reply, with a usage record: without one Inspect counts tokens with a
+    tokenizer that it downloads, and an offline machine has none."""
+    from inspect_ai.model import ModelOutput, ModelUsage
+
+    def reply(*_args: Any) -> ModelOutput:
+        output = ModelOutput.from_content("mockllm/model", "Default output from mockllm/model")
+        output.usage = ModelUsage(input_tokens=0, output_tokens=0, total_tokens=0)
+        return output
+
+    return reply
+
+
+def _log_dir(request: Request) -> Path:
+    folder = request.log_dir
+    folder.mkdir(parents=True, exist_ok=True)
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("# Inspect AI logs of arrivalbench generate: not for version control\n"
+                          "*\n", encoding="utf-8")
+    return folder
+
+
+def run(request: Request, *, model_args: dict[str, Any] | None = None,
+        display: DisplayType | None = None, grade: bool = True, progress: bool = True) -> Outcome:
+    """Generate the missing samples of `request`, store them, then grade the arm's cells."""
+    try:
+        import inspect_ai
+    except ImportError:
+        raise ArrivalBenchError("generate needs the 'agent' extra (inspect-ai); pip install "
+                                "'arrivalbench[agent]'") from None
+    from arrivalbench.agent.inspect_task import arrivalbench
+
+    plan = make_plan(request)
+    model_args = dict(model_args or {})
+    if request.model.startswith("mockllm/") and "custom_outputs" not in model_args:
+        model_args["custom_outputs"] = _mock_outputs()
+    logs: list[EvalLog] = []
+    if plan.todo:
+        wanted = {spec.id for spec, _ in plan.todo}
+        task = arrivalbench(tasks=[source_of(spec) for spec in plan.specs if spec.id in wanted],
+                            variant=request.variant, seeds=request.seeds,
+                            max_turns=request.max_turns, replicates=request.replicates)
+        options: dict[str, Any] = {}
+        if request.max_connections is not None:
+            options["max_connections"] = request.max_connections
+        try:
+            logs = inspect_ai.eval(
+                task, model=request.model, model_base_url=request.base_url,
+                model_args=model_args, log_dir=str(_log_dir(request)),
+                sample_id=[sample_id(spec.id, r) for spec, r in plan.todo],
+                max_tokens=request.max_tokens, score=False, fail_on_error=False,
+                display=display, tags=["arrivalbench", request.variant],
+                metadata={"arm": request.arm, "results": str(request.results)}, **options)
+        except ArrivalBenchError:
+            raise
+        except Exception as exc:  # a model Inspect cannot reach: a missing key, a bad name
+            message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ArrivalBenchError(f"--model {request.model}: {message}") from None
+    outcome = store(plan, logs)
+    if grade and (outcome.stored or plan.stored):
+        from arrivalbench import grid
+
+        summary = grid.grade_arms(request.results, [request.arm],
+                                  tasks=[source_of(spec) for spec in plan.specs],
+                                  seeds=request.seeds, workers=request.workers,
+                                  progress=progress)
+        outcome = Outcome(**{**outcome.__dict__, "grading": summary})
+    return outcome
+
+
+# -- storing ------------------------------------------------------------------------------------
+
+
+def _tokens(sample: EvalSample) -> tuple[int | None, int | None]:
+    usage = list((sample.model_usage or {}).values())
+    if not usage:
+        return None, None
+    given = sum(u.input_tokens + (u.input_tokens_cache_read or 0) +
+                (u.input_tokens_cache_write or 0) for u in usage)
+    return given, sum(u.output_tokens for u in usage)
+
+
+def _transcript(sample: EvalSample, turns: list[dict[str, JSON]]) -> dict[str, JSON]:
+    return {
+        "messages": [{"role": m.role, "content": m.text} for m in sample.messages],
+        "turns": [{k: v for k, v in t.items() if k not in ("sql", "feedback")} for t in turns],
+        "model": sample.output.model if sample.output else None,
+        "error": sample.error.message if sample.error else None,
+    }
+
+
+def store(plan: Plan, logs: Sequence[EvalLog]) -> Outcome:
+    """Write every sample of `logs` to the results file."""
+    from arrivalbench.agent.idioms import signature
+
+    request = plan.request
+    specs = {spec.id: spec for spec in plan.specs}
+    reasons: Counter[str] = Counter()
+    stored = scripts = first = repaired = tokens_in = tokens_out = 0
+    with Store(request.results) as results:
+        for spec in plan.specs:
+            results.add_task(spec, source_of(spec))
+        for log in logs:
+            for sample in log.samples or []:
+                meta = sample.metadata
+                spec = specs[meta["task"]]
+                replicate = int(meta["replicate"])
+                turns: list[dict[str, JSON]] = list(sample.store.get(TURNS) or [])
+                final = sample.store.get(FINAL)
+                reason = sample.store.get(REASON)
+                error = sample.store.get(ERROR) or (sample.error.message.splitlines()[0][:500]
+                                                    if sample.error else None)
+                if sample.error is not None:
+                    final, reason = None, reason if reason in ("provider_error", "limit") \
+                        else "harness_error"
+                artifact = None
+                if final is not None:
+                    artifact = results.add_artifact(final, signature(final))
+                    scripts += 1
+                    passed = first_pass_turn(turns)
+                    first += passed == 1
+                    repaired += passed is not None and passed > 1
+                else:
+                    reason = reason or "no_sql"
+                    reasons[reason] += 1
+                given, produced = _tokens(sample)
+                tokens_in += given or 0
+                tokens_out += produced or 0
+                results.add_turns(request.arm, spec.id, replicate, [
+                    Turn(int(t["turn"]), t.get("sql"), t.get("snapshot_verdict"),
+                         t.get("feedback")) for t in turns])
+                results.add_transcript(request.arm, spec.id, replicate, len(turns), given,
+                                       produced, _transcript(sample, turns))
+                provenance: dict[str, JSON] = {
+                    "model": request.model, "variant": request.variant,
+                    "base_url": request.base_url, "max_tokens": request.max_tokens,
+                    "max_turns": request.max_turns, "prompt_digest": meta.get("prompt_digest"),
+                    "turns": len(turns), "first_pass_turn": first_pass_turn(turns),
+                    "final_turn": max((int(t["turn"]) for t in turns if t.get("sql")),
+                                      default=None),
+                    "model_reported": sample.output.model if sample.output else None,
+                    "inspect_log": log.location, "inspect_sample": str(sample.id),
+                    "error": error if artifact is None else None}
+                results.add_cell(Cell(request.arm, spec.id, spec.digest, replicate, artifact,
+                                      None if artifact else reason, provenance))
+                stored += 1
+    return Outcome(plan, stored, scripts, first, repaired, dict(reasons), tokens_in, tokens_out,
+                   tuple(log.location for log in logs))

@@ -1,0 +1,112 @@
+"""Prompts (DESIGN §7): what each variant says, and what the unhinted one never says."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from arrivalbench.agent import leakage
+from arrivalbench.agent.prompts import CONTRACT, HAZARD_HINTS, VARIANTS, build
+from arrivalbench.cli import main
+from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.task import HAZARDS, TaskSpec, builtin_ids, load_spec
+
+DESIGN = Path(__file__).resolve().parents[2] / "shared" / "DESIGN.md"
+
+
+@pytest.mark.parametrize("task_id", builtin_ids())
+def test_every_unhinted_prompt_of_the_corpus_passes_the_leakage_scan(task_id: str) -> None:
+    prompt = build(load_spec(task_id), "unhinted")
+    assert leakage.scan(prompt) == [], [leak.describe() for leak in leakage.scan(prompt)]
+
+
+def test_the_scan_is_not_vacuous_on_the_hinted_variant() -> None:
+    leaks = leakage.scan(build(load_spec("store_daily_revenue"), "hazard_hint"))
+    assert {leak.concept for leak in leaks} >= {"duplicates", "lateness", "backfill",
+                                                "retries and crashes", "out-of-order"}
+
+
+def test_the_contract_is_quoted_word_for_word() -> None:
+    for variant in VARIANTS:
+        assert CONTRACT in build(load_spec("web_page_views"), variant)
+    if not DESIGN.is_file():
+        pytest.skip(f"{DESIGN} is not beside the repository")
+    section = DESIGN.read_text(encoding="utf-8").split("## 2. The execution contract")[1]
+    section = section.split("\n## ")[0]
+    numbered = "\n".join(line for line in section.splitlines() if re.match(r"^\d\. ", line))
+    assert numbered == CONTRACT
+
+
+def _check_schemas(spec: TaskSpec, prompt: str) -> None:
+    for source in spec.sources:
+        assert f"## Source table `incoming.{source.name}`" in prompt
+        for column in source.columns:
+            assert f"  - {column.name} {column.type}\n" in prompt
+        assert f"Each record is identified by ({', '.join(source.record_key)})." in prompt
+    assert f"## Target table `main.{spec.target.name}`" in prompt
+    for column in spec.target.columns:
+        assert f"  - {column.name} {column.type}\n" in prompt
+    assert f"One row per ({', '.join(spec.target.key)})." in prompt
+
+
+@pytest.mark.parametrize("task_id", builtin_ids())
+def test_the_prompt_holds_ticket_schemas_keys_grain_and_the_test(task_id: str) -> None:
+    spec = load_spec(task_id)
+    prompt = build(spec)
+    assert spec.ticket in prompt
+    _check_schemas(spec, prompt)
+    assert "## Test" in prompt and "(3 attempts in all)" in prompt
+    assert prompt.rstrip().endswith("in a single ```sql block.")
+
+
+def test_a_change_stream_names_its_entity_and_version() -> None:
+    prompt = build(load_spec("customer_current_address"))
+    assert "one version of the entity (customer_id), numbered by version." in prompt
+
+
+def test_hazard_hint_describes_exactly_the_declared_hazards() -> None:
+    spec = load_spec("store_daily_revenue")  # no schema_evolution
+    prompt = build(spec, "hazard_hint")
+    for hazard in HAZARDS:
+        hint = HAZARD_HINTS[hazard].split(":")[0]
+        assert (f"- {hint}:" in prompt) == (hazard in spec.hazards), hazard
+    evolving = build(load_spec("customer_current_address"), "hazard_hint")
+    assert "`incoming.customer_changes` carries one more nullable column" in evolving
+    assert "delivery_instructions" not in evolving  # the future column is not named
+
+
+def test_architecture_asks_for_a_keyed_history_and_a_pure_target() -> None:
+    prompt = build(load_spec("store_daily_revenue"), "architecture")
+    assert "## Required design" in prompt
+    assert "deduplicated on its record key (`orders` on (order_id))" in prompt
+    assert "derive `main.daily_store_revenue` from the history alone" in prompt
+    assert "## Delivery conditions" not in prompt
+    unhinted = build(load_spec("store_daily_revenue"))
+    assert "## Required design" not in unhinted and "## Delivery conditions" not in unhinted
+
+
+def test_variants_differ_only_by_their_section() -> None:
+    spec = load_spec("web_page_views")
+    base = build(spec)
+    for variant in ("hazard_hint", "architecture"):
+        other = build(spec, variant)
+        extra = other.replace(base.split("## Test")[0], "", 1)
+        assert other.startswith(base.split("## Test")[0])
+        assert extra.count("## ") == 2  # its own section, then the same test paragraph
+
+
+def test_an_unknown_variant_is_bad_input() -> None:
+    with pytest.raises(ArrivalBenchError, match="unknown prompt variant 'chatty'"):
+        build(load_spec("store_daily_revenue"), "chatty")
+
+
+def test_show_prints_the_prompt_of_a_variant(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["show", "store_daily_revenue", "--prompt", "architecture"])  # returns: exit 0
+    printed = capsys.readouterr().out
+    assert printed == build(load_spec("store_daily_revenue"), "architecture") + "\n"
+    with pytest.raises(SystemExit) as bad:
+        main(["show", "store_daily_revenue", "--prompt", "chatty"])
+    assert bad.value.code == 2
+    assert "unknown prompt variant 'chatty'" in capsys.readouterr().err
