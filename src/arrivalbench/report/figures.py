@@ -226,11 +226,15 @@ def charts(doc: Mapping[str, Any]) -> list[Chart]:
     return out
 
 
-def inline(svg: str, title: str) -> str:
-    """The SVG as an element for an HTML page: no XML prologue, scaled to its container."""
+def inline(svg: str, title: str, prefix: str) -> str:
+    """The SVG as an element of an HTML page: no XML prologue, no RDF metadata, ids prefixed
+    (matplotlib numbers `figure_1`, `axes_1`, ... afresh in every figure, and a page holds
+    several), scaled to its container."""
     body = svg[svg.index("<svg"):]
+    body = re.sub(r"\s*<metadata>.*?</metadata>", "", body, flags=re.DOTALL)
+    body = re.sub(r'\s*xmlns:(?!xlink)\w+="[^"]*"', "", body)
+    body = re.sub(r'(\sid="|url\(#|href="#)([^")]+)', rf"\1{prefix}-\2", body)
     head_end = body.index(">")
-    head = body[:head_end]
-    head = re.sub(r'\s(width|height)="[^"]*"', "", head)
+    head = re.sub(r'\s(width|height)="[^"]*"', "", body[:head_end])
     return (f'{head} role="img" aria-label="{title}" preserveAspectRatio="xMidYMid meet"'
             f'{body[head_end:]}')

@@ -98,7 +98,7 @@ def render(doc: Mapping[str, Any], tables: Sequence[Table], charts: Sequence[Cha
     nav = "".join(f'<li><a href="#{name}">{html.escape(title)}</a></li>' for name, title in links)
     figures = "\n".join(
         f'<figure id="figure-{c.name}"><h3>{html.escape(c.title)}</h3>\n'
-        f"{inline(c.svg, c.title)}\n<figcaption>{_text(c.caption)}</figcaption></figure>"
+        f"{inline(c.svg, c.title, c.name)}\n<figcaption>{_text(c.caption)}</figcaption></figure>"
         for c in charts)
     definitions = "".join(f"<li>{_text(d)}</li>" for d in DEFINITIONS)
     return f"""<!DOCTYPE html>
