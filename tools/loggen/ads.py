@@ -42,6 +42,40 @@ def gen_ad_clicks_clean() -> dict[str, list[dict]]:
     return {"clicks": ordered(records, "clicked_at", "click_id")}
 
 
+def gen_ad_click_attribution() -> dict[str, list[dict]]:
+    rng = random.Random(20240612)
+    start = dt.datetime(2024, 6, 12)
+    users = [hexid(rng, "u", 8) for _ in range(40)]
+    impressions: list[dict] = []
+    clicks: list[dict] = []
+    for user in users:
+        when = start + dt.timedelta(seconds=rng.randrange(0, 3 * 86400))
+        for _ in range(rng.randint(2, 6)):
+            campaign = rng.choice([301, 302, 305, 311, 318])
+            impressions.append({"user_id": user, "campaign_id": campaign, "served_at": when})
+            if rng.random() < 0.1:  # two slots of one page served at the same second
+                impressions.append({"user_id": user, "campaign_id": rng.choice([302, 318]),
+                                    "served_at": when})
+            if rng.random() < 0.45:
+                click = when + dt.timedelta(seconds=rng.choice(
+                    [5, 30, 300, 3600, 20 * 3600, 30 * 3600]))
+                clicks.append({"user_id": user, "clicked_at": click})
+                if rng.random() < 0.12:  # a double tap
+                    clicks.append(dict(clicks[-1]))
+            when += dt.timedelta(seconds=rng.randrange(1200, 40 * 3600))
+    for _ in range(8):  # clicks from browsers that block our cookie: no user
+        clicks.append({"user_id": None,
+                       "clicked_at": start + dt.timedelta(seconds=rng.randrange(0, 5 * 86400))})
+    ties(rng, impressions, "served_at", "user_id", 6)
+    imp = [{**r, "impression_id": hexid(rng, "imp_", 12), "served_at": ts(r["served_at"])}
+           for r in impressions]
+    clk = [{**r, "click_id": hexid(rng, "clk_", 12), "clicked_at": ts(r["clicked_at"])}
+           for r in clicks]
+    return {"impressions": ordered(imp, "served_at", "impression_id"),
+            "clicks": ordered(clk, "clicked_at", "click_id")}
+
+
 GENERATORS = {
     "ad_clicks_clean": gen_ad_clicks_clean,
+    "ad_click_attribution": gen_ad_click_attribution,
 }

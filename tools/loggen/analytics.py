@@ -1,5 +1,78 @@
-"""analytics."""
+"""Web and product analytics: product events, page sequences, sessions, funnels, active users."""
 
 from __future__ import annotations
 
-GENERATORS: dict = {}
+import datetime as dt
+import random
+
+from loggen.common import hexid, ordered, ties, ts, twins, weighted
+
+PLANS = ["free", "starter", "team", "business"]
+EVENTS = [("dashboard_viewed", 30), ("report_exported", 8), ("invite_sent", 5),
+          ("project_created", 6), ("integration_connected", 3), ("search_run", 18)]
+
+
+def gen_product_events_with_plan() -> dict[str, list[dict]]:
+    rng = random.Random(20240520)
+    start = dt.datetime(2024, 5, 20)
+    accounts = rng.sample(range(8000, 9000), 22)
+    changes: list[dict] = []
+    for account in accounts:
+        when = start + dt.timedelta(seconds=rng.randrange(-3 * 86400, 4 * 86400))
+        plan = rng.choice(PLANS[:2])
+        for version in range(1, rng.randint(2, 5)):
+            changes.append({"account_id": account, "plan": plan, "version": version,
+                            "changed_at": when})
+            when += dt.timedelta(seconds=rng.randrange(86400, 5 * 86400))
+            plan = rng.choice([p for p in PLANS if p != plan])
+    events: list[dict] = []
+    for _ in range(200):
+        account = rng.choice(accounts)
+        events.append({"account_id": account, "user_id": account * 100 + rng.randint(1, 6),
+                       "event_name": weighted(rng, EVENTS),
+                       "occurred_at": start + dt.timedelta(seconds=rng.randrange(0, 14 * 86400))})
+    twins(rng, events, 7)  # a double-click on export: two events
+    ties(rng, events, "occurred_at", "account_id", 8)
+    # A plan change and an event of the same account at the same second: the new plan applies.
+    for change in rng.sample(changes, 4):
+        events.append({"account_id": change["account_id"],
+                       "user_id": change["account_id"] * 100 + 1,
+                       "event_name": "dashboard_viewed", "occurred_at": change["changed_at"]})
+    change_id = 0
+    change_records = []
+    for row in sorted(changes, key=lambda r: (r["changed_at"], r["account_id"])):
+        change_id += rng.choice([1, 2])
+        change_records.append({**row, "change_id": change_id,
+                               "changed_at": ts(row["changed_at"])})
+    event_records = [{**r, "event_id": hexid(rng, "ev_", 12), "occurred_at": ts(r["occurred_at"])}
+                     for r in events]
+    return {"plan_changes": ordered(change_records, "changed_at", "change_id"),
+            "product_events": ordered(event_records, "occurred_at", "event_id")}
+
+
+PAGES = ["/", "/pricing", "/docs", "/docs/getting-started", "/blog", "/signup", "/login",
+         "/app/dashboard", "/app/reports", "/contact"]
+
+
+def gen_session_page_sequence() -> dict[str, list[dict]]:
+    rng = random.Random(20240311)
+    start = dt.datetime(2024, 3, 11)
+    rows: list[dict] = []
+    for _ in range(55):
+        session = hexid(rng, "s", 10)
+        when = start + dt.timedelta(seconds=rng.randrange(0, 9 * 86400))
+        for _ in range(rng.randint(1, 9)):
+            rows.append({"session_id": session, "page": rng.choice(PAGES), "viewed_at": when})
+            if rng.random() < 0.07:  # the tag fired twice on one page load
+                rows.append(dict(rows[-1]))
+            when += dt.timedelta(seconds=rng.randrange(3, 400))
+    ties(rng, rows, "viewed_at", "session_id", 10)
+    records = [{**r, "view_id": hexid(rng, "pv_", 14), "viewed_at": ts(r["viewed_at"])}
+               for r in rows]
+    return {"page_views": ordered(records, "viewed_at", "view_id")}
+
+
+GENERATORS = {
+    "product_events_with_plan": gen_product_events_with_plan,
+    "session_page_sequence": gen_session_page_sequence,
+}

@@ -1,5 +1,54 @@
-"""logistics."""
+"""Logistics: parcel scans, parcel status, carrier punctuality, stock movements."""
 
 from __future__ import annotations
 
-GENERATORS: dict = {}
+import datetime as dt
+import random
+
+from loggen.common import hexid, ordered, ts
+
+FACILITIES = ["PDX-HUB", "SEA-HUB", "SLC-HUB", "DEN-HUB", "BOI-DEPOT", "SPK-DEPOT"]
+ROUTE = ["pickup", "hub_in", "hub_out", "hub_in", "hub_out", "out_for_delivery", "delivered"]
+
+
+def gen_parcel_scan_intervals() -> dict[str, list[dict]]:
+    rng = random.Random(20241007)
+    start = dt.datetime(2024, 10, 7, 6, 0, 0)
+    rows: list[dict] = []
+    for _ in range(48):
+        parcel = hexid(rng, "1Z", 10).upper()
+        when = start + dt.timedelta(seconds=rng.randrange(0, 8 * 86400))
+        stops = rng.randint(3, len(ROUTE))
+        facility = rng.choice(FACILITIES)
+        for step in ROUTE[:stops]:
+            if step == "hub_in":
+                facility = rng.choice(FACILITIES)
+            rows.append({"parcel_id": parcel, "facility": facility, "scan_type": step,
+                         "scanned_at": when})
+            if rng.random() < 0.12:  # the scanner read the label twice
+                rows.append(dict(rows[-1]))
+            when += dt.timedelta(seconds=rng.randrange(600, 20 * 3600))
+    # Two parcels scanned at the same dock in the same second.
+    for _ in range(10):
+        a, b = rng.sample(range(len(rows)), 2)
+        pa, pb = rows[a], rows[b]
+        if pa["parcel_id"] == pb["parcel_id"]:
+            continue
+        mine = sorted(r["scanned_at"] for r in rows if r["parcel_id"] == pb["parcel_id"])
+        index = mine.index(pb["scanned_at"])
+        low = mine[index - 1] if index else dt.datetime.min
+        high = mine[index + 1] if index + 1 < len(mine) else dt.datetime.max
+        if low < pa["scanned_at"] < high:
+            pb["scanned_at"] = pa["scanned_at"]
+    rows.sort(key=lambda r: (r["scanned_at"], r["parcel_id"]))
+    scan_id = 90_000_000
+    records = []
+    for row in rows:
+        scan_id += rng.choice([1, 1, 2, 4])
+        records.append({**row, "scan_id": scan_id, "scanned_at": ts(row["scanned_at"])})
+    return {"parcel_scans": ordered(records, "scanned_at", "scan_id")}
+
+
+GENERATORS = {
+    "parcel_scan_intervals": gen_parcel_scan_intervals,
+}
