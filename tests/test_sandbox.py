@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from arrivalbench.engine import Limits
+from arrivalbench.engine import Limits, normalize_message
 from arrivalbench.engine import duckdb as engine
 from arrivalbench.task import TaskSpec
 from conftest import TINY_GOLD, Grader
@@ -95,7 +95,7 @@ def test_a_query_that_never_ends_times_out(tiny: TaskSpec, grade_one: Grader) ->
     elapsed = time.monotonic() - start
     assert verdict.verdict == "ERROR" and verdict.detail["phase"] == "timeout"
     assert verdict.detail["batch"] == 0 and verdict.detail["statement"] == 3
-    assert 0.5 <= elapsed < 3
+    assert 0.5 <= elapsed < 10  # bounded: the query alone would run for hours
     assert_normalized(verdict.detail)
     assert_harness_alive(tiny, grade_one, limits)
 
@@ -158,3 +158,13 @@ def test_the_pipeline_may_disturb_incoming(tiny: TaskSpec, grade_one: Grader) ->
                    "ALTER TABLE incoming.orders ADD COLUMN junk INTEGER;"]:
         verdict = grade_one(tiny, TINY_GOLD + vandal, "in_order")
         assert verdict.verdict == "PASS", (vandal, verdict.detail)
+
+
+def test_messages_are_normalized() -> None:
+    raw = ("Out of Memory Error: failed to allocate data of size 16.0 MiB (64.0 MiB/64.0 MiB "
+           "used) at 0x7ffd5e2a10 after 1.25 s reading \"/tmp/pytest-of-root/x/y.csv\"\n"
+           "second line with details")
+    assert normalize_message(raw) == (
+        "Out of Memory Error: failed to allocate data of size <size> (<size>/<size> used) at "
+        "0x? after <time> reading \"<path>\"")
+    assert normalize_message("") == "error"
