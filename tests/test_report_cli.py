@@ -1,0 +1,131 @@
+"""`arrivalbench report`: files, terminal summary, options, and one-line errors (exit 2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from arrivalbench.cli import main
+from arrivalbench.store import DDL
+from test_report_golden import build_golden, write_results
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    try:
+        main(args)
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_golden(tmp_path_factory.mktemp("cli") / "results.duckdb")
+
+
+def test_writes_every_file_and_prints_the_summary(results: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    before = results.read_bytes()
+    code, out, err = run(["report", "--results", str(results), "--out", str(tmp_path)], capsys)
+    assert (code, err) == (0, "")
+    for name in ("metrics.json", "report.md", "report.html", "summary.csv", "hazards.csv",
+                 "figures/snapshot_vs_silent.svg"):
+        assert (tmp_path / name).is_file(), name
+    # the terminal table: one column per arm, the headline rows, intervals
+    for text in ("alpha", "m:unhinted", "negatives", "snapshot pass", "gap (all-in)",
+                 "ordering", "idempotency", "0.67 [0.00, 1.00]", "6 (1)"):
+        assert text in out, text
+    assert results.read_bytes() == before  # the report never writes the results file
+
+
+def test_arm_and_seed_options(results: Path, tmp_path: Path,
+                              capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["report", "--results", str(results), "--out", str(tmp_path),
+                        "--arm", "negatives", "--arm", "alpha", "--seed", "7"], capsys)
+    doc = json.loads((tmp_path / "metrics.json").read_text(encoding="utf-8"))
+    assert code == 0 and list(doc["arms"]) == ["alpha", "negatives"] and doc["seed"] == 7
+    assert "m:unhinted" not in out
+
+
+def test_default_paths(results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "arrivalbench.duckdb").write_bytes(results.read_bytes())
+    code, _, _ = run(["report"], capsys)
+    assert code == 0 and (tmp_path / "reports" / "report.html").is_file()
+
+
+def one_line_error(code: int, out: str, err: str) -> str:
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("arrivalbench: error: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def test_missing_results_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "nope.duckdb"
+    line = one_line_error(*run(["report", "--results", str(missing), "--out",
+                                str(tmp_path / "out")], capsys))
+    assert "no such results file" in line and str(missing) in line
+    assert not missing.exists() and not (tmp_path / "out").exists()
+
+
+def test_folder_instead_of_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    line = one_line_error(*run(["report", "--results", str(tmp_path)], capsys))
+    assert "is a folder" in line
+
+
+def test_file_that_is_not_duckdb(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    junk = tmp_path / "results.duckdb"
+    junk.write_text("verdicts,PASS\n", encoding="utf-8")
+    line = one_line_error(*run(["report", "--results", str(junk)], capsys))
+    assert "cannot be read as a results file" in line
+    assert junk.read_text(encoding="utf-8") == "verdicts,PASS\n"
+
+
+def test_duckdb_file_without_results_tables(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    other = tmp_path / "other.duckdb"
+    duckdb.connect(str(other)).execute("CREATE TABLE t (x INTEGER)").close()
+    line = one_line_error(*run(["report", "--results", str(other)], capsys))
+    assert "not an arrivalbench results file" in line and "cells" in line
+    tables = duckdb.connect(str(other), read_only=True).execute(
+        "SELECT table_name FROM information_schema.tables").fetchall()
+    assert tables == [("t",)]  # nothing was created in it
+
+
+def test_other_schema_version(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "v9.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute(DDL)
+    con.execute("INSERT INTO meta (key, value) VALUES ('schema_version', '9')")
+    con.close()
+    line = one_line_error(*run(["report", "--results", str(path)], capsys))
+    assert "schema version 9" in line
+
+
+def test_results_file_without_cells(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_results(tmp_path / "empty.duckdb", [], [])
+    line = one_line_error(*run(["report", "--results", str(path)], capsys))
+    assert "holds no cells" in line
+
+
+def test_unknown_arm(results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    line = one_line_error(*run(["report", "--results", str(results), "--out", str(tmp_path),
+                                "--arm", "alpha", "--arm", "gpt:unhinted"], capsys))
+    assert "--arm gpt:unhinted" in line and "alpha, m:unhinted, negatives" in line
+    assert not (tmp_path / "metrics.json").exists()
+
+
+def test_out_is_a_file(results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "taken"
+    blocker.write_text("", encoding="utf-8")
+    code, out, err = run(["report", "--results", str(results), "--out", str(blocker)], capsys)
+    one_line_error(code, out, err)
