@@ -140,10 +140,18 @@ def run_command(arm_names: Sequence[str], submissions: Path | None, arm_name: st
     """Grade arms into a results file: every cell on snapshot, both controls and each declared
     hazard for every seed. Replays already in the file are not graded again, so the same command
     resumes an interrupted run and more arms add to the file."""
+    import shlex
+
     from arrivalbench import grid
 
+    argv = ["arrivalbench", "run", *(x for a in arm_names for x in ("--arm", a))]
+    argv += ["--submissions", str(submissions)] if submissions is not None else []
+    argv += ["--arm-name", arm_name] if arm_name is not None else []
+    argv += [x for t in task_refs for x in ("--task", t)]
+    argv += ["--seeds", str(seeds), "--results", str(results), "--executor", executor]
+    argv += ["--workers", str(workers)] if workers is not None else []
     summary = grid.run(results, arm_names, submissions, arm_name, task_refs, seeds, workers,
-                       executor, command=" ".join(["arrivalbench", *sys.argv[1:]]))
+                       executor, command=shlex.join(argv))
     out.print(grid.summary_table(summary))
 
 
@@ -199,7 +207,11 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
 @click.option("--max-tokens", type=click.IntRange(min=1), default=8000, show_default=True,
               help="Output token cap of each model call; a reply cut there holds no script.")
 @click.option("--base-url", help="The API's base URL, e.g. a local OpenAI-compatible server "
-                                 "(http://127.0.0.1:8000/v1 with --model openai/NAME).")
+                                 "(http://127.0.0.1:8000/v1 with --model openai/NAME, spoken "
+                                 "to over chat completions; set OPENAI_API_KEY to any value).")
+@click.option("-M", "--model-arg", "model_args", multiple=True, metavar="KEY=VALUE",
+              help="A model argument passed to Inspect's provider (repeatable), e.g. "
+                   "-M responses_api=true.")
 @click.option("--max-connections", type=click.IntRange(min=1),
               help="Concurrent model calls (Inspect's default per provider otherwise).")
 @click.option("--seeds", type=click.IntRange(min=1), default=DEFAULT_SEEDS, show_default=True,
@@ -209,7 +221,7 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
 @click.option("--dry-run", is_flag=True,
               help="Print the samples, the most model calls and a token estimate; call nothing.")
 def generate(model: str, variant: str, replicates: int, task_refs: Sequence[str],
-             results: Path, max_tokens: int, base_url: str | None,
+             results: Path, max_tokens: int, base_url: str | None, model_args: Sequence[str],
              max_connections: int | None, seeds: int, workers: int | None,
              dry_run: bool) -> None:
     """Generate a model arm (<model>:<variant>) through Inspect AI, store it and grade it.
@@ -222,7 +234,8 @@ def generate(model: str, variant: str, replicates: int, task_refs: Sequence[str]
     request = generation.Request(
         model=model, variant=variant, replicates=replicates, tasks=tuple(task_refs),
         results=results, max_tokens=max_tokens, base_url=base_url, seeds=seeds,
-        workers=workers, max_connections=max_connections)
+        workers=workers, max_connections=max_connections,
+        model_args=generation.parse_model_args(model_args))
     if dry_run:
         click.echo(generation.make_plan(request).describe())
         return

@@ -70,6 +70,7 @@ class Request:
     seeds: int = DEFAULT_SEEDS
     workers: int | None = None
     max_connections: int | None = None
+    model_args: dict[str, Any] = field(default_factory=dict)  # Inspect's -M KEY=VALUE
 
     @property
     def arm(self) -> str:
@@ -226,9 +227,13 @@ def run(request: Request, *, model_args: dict[str, Any] | None = None,
     from arrivalbench.agent.inspect_task import arrivalbench
 
     plan = make_plan(request)
-    model_args = dict(model_args or {})
+    model_args = {**request.model_args, **(model_args or {})}
     if request.model.startswith("mockllm/") and "custom_outputs" not in model_args:
         model_args["custom_outputs"] = _mock_outputs()
+    if request.base_url and request.model.startswith("openai/"):
+        # An OpenAI-compatible server (vLLM, llama.cpp, Ollama, a gateway) speaks the chat
+        # completions API; Inspect would send an unknown model name to the Responses API.
+        model_args.setdefault("responses_api", False)
     logs: list[EvalLog] = []
     if plan.todo:
         wanted = {spec.id for spec, _ in plan.todo}
@@ -341,3 +346,19 @@ def store(plan: Plan, logs: Sequence[EvalLog]) -> Outcome:
                 stored += 1
     return Outcome(plan, stored, scripts, first, repaired, dict(reasons), tokens_in, tokens_out,
                    tuple(log.location for log in logs))
+
+
+def parse_model_args(pairs: Sequence[str]) -> dict[str, Any]:
+    """`KEY=VALUE` pairs as Inspect's `-M` reads them: values as YAML scalars (true, 3, 0.5)."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ArrivalBenchError(f"-M {pair}: give KEY=VALUE, e.g. -M responses_api=true")
+        try:
+            out[key.strip()] = yaml.safe_load(value) if value.strip() else ""
+        except yaml.YAMLError:
+            out[key.strip()] = value
+    return out
