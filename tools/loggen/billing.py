@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from loggen.common import ordered, ties, ts, twins, weighted
+from loggen.common import ordered, same_second, ties, ts, twins, versions, weighted
 
 SKUS = [("SEAT-STD", "29.00"), ("SEAT-PRO", "59.00"), ("STORAGE-100G", "4.99"),
         ("SUPPORT-PREM", "199.00"), ("ONBOARDING", "750.00"), ("API-10K", "12.50")]
@@ -49,3 +49,32 @@ def gen_invoice_lines_taxed() -> dict[str, list[dict]]:
 GENERATORS = {
     "invoice_lines_taxed": gen_invoice_lines_taxed,
 }
+
+
+PLAN_PRICES = {"basic": 900, "plus": 1900, "pro": 4900, "enterprise": 19900}
+
+
+def gen_subscription_current_plan() -> dict[str, list[dict]]:
+    rng = random.Random(20240115)
+    start = dt.datetime(2024, 1, 15)
+    subscriptions = rng.sample(range(200_000, 300_000), 90)
+    rows: list[dict] = []
+    for sub, version, when in versions(rng, subscriptions, start, 20, [1, 1, 2, 2, 3, 4, 6],
+                                       (3600, 6 * 86400)):
+        plan = rng.choice(list(PLAN_PRICES))
+        status = str(weighted(rng, [("active", 12), ("trialing", 3), ("past_due", 2),
+                                    ("cancelled", 2)]))
+        seats = None if plan == "basic" else rng.choice([1, 2, 5, 10, 25])
+        rows.append({"subscription_id": sub, "version": version, "plan": plan,
+                     "seats": seats, "status": status, "updated_at": when})
+    same_second(rng, rows, "updated_at", "subscription_id", 10)
+    rows.sort(key=lambda r: (r["updated_at"], r["subscription_id"], r["version"]))
+    event_id = 0
+    records = []
+    for row in rows:
+        event_id += rng.choice([1, 1, 2, 5])
+        records.append({**row, "event_id": event_id, "updated_at": ts(row["updated_at"])})
+    return {"subscription_events": ordered(records, "updated_at", "event_id")}
+
+
+GENERATORS["subscription_current_plan"] = gen_subscription_current_plan

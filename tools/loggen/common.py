@@ -64,3 +64,36 @@ def ties(rng: random.Random, rows: list[dict], time: str, group: str, count: int
 
 def ordered(records: list[dict], time: str, *keys: str) -> list[dict]:
     return sorted(records, key=lambda r: (r[time], *(r[k] for k in keys)))
+
+
+def versions(rng: random.Random, entities: Sequence[object], start: dt.datetime, days: float,
+             count: Sequence[int], gap: tuple[int, int]) -> list[tuple[object, int, dt.datetime]]:
+    """(entity, version, time) for a change stream: each entity gets a number of versions drawn
+    from `count`, strictly increasing in time, `gap` seconds apart at least/most."""
+    out = []
+    for entity in entities:
+        when = start + dt.timedelta(seconds=rng.randrange(0, int(days * 86400)))
+        for version in range(1, rng.choice(count) + 1):
+            out.append((entity, version, when))
+            when += dt.timedelta(seconds=rng.randrange(*gap))
+    return out
+
+
+def same_second(rng: random.Random, rows: list[dict], time: str, entity: str, count: int) -> None:
+    """Move `count` rows to the time of a row of another entity, where that keeps the moved row
+    strictly between its own entity's neighbours (version order stays time order)."""
+    moved = 0
+    for _ in range(count * 50):
+        if moved == count:
+            break
+        a, b = rng.sample(range(len(rows)), 2)
+        ra, rb = rows[a], rows[b]
+        if ra[entity] == rb[entity]:
+            continue
+        mine = sorted(r[time] for r in rows if r[entity] == rb[entity])
+        index = mine.index(rb[time])
+        low = mine[index - 1] if index else dt.datetime.min
+        high = mine[index + 1] if index + 1 < len(mine) else dt.datetime.max
+        if low < ra[time] < high:
+            rb[time] = ra[time]
+            moved += 1

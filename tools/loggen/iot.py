@@ -46,6 +46,35 @@ def gen_sensor_readings_calibrated() -> dict[str, list[dict]]:
     return {"readings": ordered(records, "read_at", "reading_id")}
 
 
+def gen_device_last_reading() -> dict[str, list[dict]]:
+    rng = random.Random(20240722)
+    start = dt.datetime(2024, 7, 22)
+    devices = [f"trk-{n:04d}" for n in rng.sample(range(1, 9999), 36)]
+    rows: list[dict] = []
+    for device in devices:
+        when = start + dt.timedelta(seconds=rng.randrange(0, 86400))
+        battery = rng.randint(40, 100)
+        for _ in range(rng.randint(3, 12)):
+            battery = max(1, battery - rng.randint(0, 6))
+            rows.append({"device_id": device,
+                         "battery_pct": None if rng.random() < 0.08 else battery,
+                         "signal_dbm": rng.randint(-115, -60), "reported_at": when})
+            when += dt.timedelta(seconds=rng.randrange(1800, 14 * 3600))
+    twins(rng, rows, 8)  # the modem sent one heartbeat twice
+    ties(rng, rows, "reported_at", "device_id", 10)
+    # two heartbeats of one device in the same second with different contents
+    for row in rng.sample(rows, 4):
+        rows.append({**row, "signal_dbm": row["signal_dbm"] - 3})
+    records = []
+    heartbeat_id = 0
+    for row in sorted(rows, key=lambda r: (r["reported_at"], r["device_id"])):
+        heartbeat_id += rng.choice([1, 1, 2])
+        records.append({**row, "heartbeat_id": heartbeat_id,
+                        "reported_at": ts(row["reported_at"])})
+    return {"device_heartbeats": ordered(records, "reported_at", "heartbeat_id")}
+
+
 GENERATORS = {
     "sensor_readings_calibrated": gen_sensor_readings_calibrated,
+    "device_last_reading": gen_device_last_reading,
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from loggen.common import hexid, ordered, ts
+from loggen.common import day, hexid, ordered, same_second, ts, versions, weighted
 
 FACILITIES = ["PDX-HUB", "SEA-HUB", "SLC-HUB", "DEN-HUB", "BOI-DEPOT", "SPK-DEPOT"]
 ROUTE = ["pickup", "hub_in", "hub_out", "hub_in", "hub_out", "out_for_delivery", "delivered"]
@@ -49,6 +49,37 @@ def gen_parcel_scan_intervals() -> dict[str, list[dict]]:
     return {"parcel_scans": ordered(records, "scanned_at", "scan_id")}
 
 
+STATUSES = ["label_created", "picked_up", "in_transit", "in_transit", "out_for_delivery",
+            "delivered"]
+
+
+def gen_parcel_latest_status() -> dict[str, list[dict]]:
+    rng = random.Random(20241014)
+    start = dt.datetime(2024, 10, 14, 5, 0, 0)
+    parcels = [hexid(rng, "PX", 9).upper() for _ in range(85)]
+    rows: list[dict] = []
+    for parcel, seq, when in versions(rng, parcels, start, 10, [1, 2, 3, 3, 4, 5, 6],
+                                      (1800, 30 * 3600)):
+        status = STATUSES[min(seq - 1, len(STATUSES) - 1)]
+        if seq > 2 and rng.random() < 0.08:
+            status = "exception"
+        location = None if status in ("label_created", "delivered") else rng.choice(
+            ["PDX-HUB", "SEA-HUB", "SLC-HUB", "BOI-DEPOT", None])
+        eta = None if status in ("delivered", "exception") or rng.random() < 0.2 else \
+            day((when + dt.timedelta(days=rng.randint(1, 4))).date())
+        rows.append({"parcel_id": parcel, "status_seq": seq, "status": status,
+                     "location": location, "eta": eta, "updated_at": when})
+    same_second(rng, rows, "updated_at", "parcel_id", 10)
+    rows.sort(key=lambda r: (r["updated_at"], r["parcel_id"], r["status_seq"]))
+    update_id = 0
+    records = []
+    for row in rows:
+        update_id += rng.choice([1, 1, 3])
+        records.append({**row, "update_id": update_id, "updated_at": ts(row["updated_at"])})
+    return {"parcel_status_updates": ordered(records, "updated_at", "update_id")}
+
+
 GENERATORS = {
     "parcel_scan_intervals": gen_parcel_scan_intervals,
+    "parcel_latest_status": gen_parcel_latest_status,
 }

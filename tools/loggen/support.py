@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from loggen.common import ordered, ties, ts, twins, weighted
+from loggen.common import ordered, same_second, ties, ts, twins, versions, weighted
 
 PHRASES = [
     "Hi, my order has not arrived yet.", "Could you check the tracking number?",
@@ -53,6 +53,57 @@ def gen_support_messages_clean() -> dict[str, list[dict]]:
     return {"ticket_messages": ordered(records, "sent_at", "message_id")}
 
 
+QUEUES = ["billing", "shipping", "returns", "technical", None]
+SUBJECTS = ["Where is my order?", "Refund not received", "Wrong size delivered",
+            "Cannot log in", "Invoice copy", "Damaged parcel", "Change my address",
+            "App crashes on checkout", "Discount code not working"]
+
+
+def gen_ticket_current_state() -> dict[str, list[dict]]:
+    rng = random.Random(20240826)
+    start = dt.datetime(2024, 8, 26, 8, 0, 0)
+    tickets = rng.sample(range(700_000, 800_000), 80)
+    spam = set(rng.sample(tickets, 7))
+    rows: list[dict] = []
+    state: dict[int, dict] = {}
+    for ticket, version, when in versions(rng, tickets, start, 12, [1, 2, 3, 3, 4, 5, 6],
+                                          (300, 2 * 86400)):
+        if version == 1:
+            state[ticket] = {"status": "new", "priority": rng.choice(["low", "normal", "high"]),
+                             "queue": weighted(rng, [(q, 4 if q else 1) for q in QUEUES]),
+                             "assignee_id": None, "subject": rng.choice(SUBJECTS)}
+            op = "upsert"
+        elif ticket in spam and rng.random() < 0.6:
+            op = "delete"  # marked as spam: the ticket is gone
+        else:
+            op = "upsert"
+            current = dict(state[ticket])
+            change = rng.choice(["assign", "status", "priority", "queue", "touch"])
+            if change == "assign":
+                current["assignee_id"] = rng.choice([41, 42, 47, 53, 58, None])
+            elif change == "status":
+                current["status"] = rng.choice(["open", "pending", "solved", "closed"])
+            elif change == "priority":
+                current["priority"] = rng.choice(["low", "normal", "high", "urgent"])
+            elif change == "queue":
+                current["queue"] = rng.choice(QUEUES)
+            state[ticket] = current
+        payload = dict(state[ticket]) if op == "upsert" else {
+            "status": None, "priority": None, "queue": None, "assignee_id": None,
+            "subject": None}
+        rows.append({"ticket_id": ticket, "version": version, "op": op, **payload,
+                     "updated_at": when})
+    same_second(rng, rows, "updated_at", "ticket_id", 10)
+    rows.sort(key=lambda r: (r["updated_at"], r["ticket_id"], r["version"]))
+    change_id = 0
+    records = []
+    for row in rows:
+        change_id += rng.choice([1, 1, 2])
+        records.append({**row, "change_id": change_id, "updated_at": ts(row["updated_at"])})
+    return {"ticket_changes": ordered(records, "updated_at", "change_id")}
+
+
 GENERATORS = {
     "support_messages_clean": gen_support_messages_clean,
+    "ticket_current_state": gen_ticket_current_state,
 }
