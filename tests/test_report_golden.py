@@ -231,6 +231,14 @@ EXPECTED: dict[str, dict[str, Any]] = {
             "idempotency": ([1.0, 0.5], 0.353553),   # r0: dup 1; r1: dup 0, crash_retry 1
             "ordering_minus_idempotency": ([0.0, 0.0], 0.0),
             "schema_evolution": ([None, 0.0], None),  # r0 has no cell with it
+            "hazards": {
+                "late_arrival": ([1.0, 1.0], 0.0),   # b1 | b2
+                "out_of_order": ([None, 0.0], None),  # - | b3
+                "duplicates": ([1.0, 0.0], 0.707107),  # b1 PP | b2 FP
+                "crash_retry": ([None, 1.0], None),  # - | b3
+                "backfill": ([None, None], None),    # b5 fails the snapshot
+                "schema_evolution": ([None, 0.0], None),
+            },
         },
     },
     "negatives": {
@@ -265,6 +273,13 @@ def as_metric(expected: tuple[Any, ...]) -> dict[str, Any]:
     return {"value": r6(value), "low": r6(low), "high": r6(high), "n": n}
 
 
+def spread_entry(values: list[float | None], sd: float | None) -> dict[str, Any]:
+    defined = [v for v in values if v is not None]
+    return {"replicates": [0, 1], "values": [r6(v) for v in values],
+            "min": r6(min(defined)) if defined else None,
+            "max": r6(max(defined)) if defined else None, "sd": sd}
+
+
 def expected_arm(arm: str) -> dict[str, Any]:
     """The hand-derived metrics of an arm in the metrics.json layout."""
     e = EXPECTED[arm]
@@ -285,12 +300,8 @@ def expected_arm(arm: str) -> dict[str, Any]:
         elif key == "cells":
             out[key] = value
         elif key == "spread":
-            out[key] = {}
-            for name, (values, sd) in value.items():
-                defined = [v for v in values if v is not None]
-                out[key][name] = {"replicates": [0, 1], "values": [r6(v) for v in values],
-                                  "min": r6(min(defined)), "max": r6(max(defined)),
-                                  "sd": sd}
+            out[key] = {name: spread_entry(*v) for name, v in value.items() if name != "hazards"}
+            out[key]["hazards"] = {h: spread_entry(*v) for h, v in value["hazards"].items()}
         else:
             out[key] = as_metric(value)
     return out

@@ -44,9 +44,10 @@ Definitions, in the order they are applied:
    `duplicates` verdict FAIL for cells whose tags include `batch_dedup`, `.crash` of some ERROR;
    `batch_dedup.without` the same for cells without the tag.
 10. **Spread** (arms whose tasks have several replicates; not `negatives`, whose cells are
-    distinct negative controls rather than replications): each headline metric computed on the
-    cells of one replicate index at a time; reported as the per-replicate values, min, max and
-    sample standard deviation (ddof 1) over the replicates where the metric is defined.
+    distinct negative controls rather than replications): each headline metric and each
+    hazard's pass rate computed on the cells of one replicate index at a time; reported as the
+    per-replicate values, min, max and sample standard deviation (ddof 1) over the replicates
+    where the metric is defined.
 
 Intervals: see `bootstrap`. Numbers are rounded to 6 decimals in every output.
 """
@@ -406,23 +407,24 @@ def cell_counts(facts: Sequence[CellFacts], reasons: Mapping[str, int]) -> dict[
 
 
 def spread(arm: str, facts: Sequence[CellFacts]) -> dict[str, JSON] | None:
-    """Per-replicate values of the headline metrics, for arms with replicates."""
+    """Per-replicate values of the headline metrics and of each hazard's pass rate, for arms
+    with replicates."""
     replicates = sorted({f.replicate for f in facts})
     if arm in NOT_REPLICATES or len(replicates) < 2:
         return None
     per_rep = {r: point_values([f for f in facts if f.replicate == r]) for r in replicates}
-    out: dict[str, JSON] = {}
-    for name in SPREAD_METRICS:
-        values = [per_rep[r][(name,)] for r in replicates]
+    items = []
+    for path in [*((name,) for name in SPREAD_METRICS), *(("hazards", h) for h in HAZARDS)]:
+        values = [per_rep[r].get(path) for r in replicates]
         defined = [v for v in values if v is not None]
-        out[name] = {
+        items.append((path, {
             "replicates": replicates,
             "values": values,
             "min": min(defined) if defined else None,
             "max": max(defined) if defined else None,
             "sd": _round(float(np.std(defined, ddof=1))) if len(defined) >= 2 else None,
-        }
-    return out
+        }))
+    return _tree(items)
 
 
 def arm_metrics(arm: str, facts: Sequence[CellFacts], seed: int,

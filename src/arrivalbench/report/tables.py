@@ -122,8 +122,8 @@ def build(doc: Mapping[str, Any]) -> list[Table]:
                     for side in ("with", "without")),
               "No artifact carries idiom tags."),
         Table("spread", "Spread across replicates",
-              "Each metric computed on one replicate index at a time: per-replicate values, "
-              "range and sample standard deviation.",
+              "Each metric and each hazard's pass rate computed on one replicate index at a "
+              "time: per-replicate values, range and sample standard deviation.",
               (Column("arm", "arm", "text"), Column("metric", "metric", "text"),
                Column("values", "per replicate", "text"), Column("min", "min", "number"),
                Column("max", "max", "number"), Column("sd", "sd", "number")),
@@ -132,7 +132,7 @@ def build(doc: Mapping[str, Any]) -> list[Table]:
                                          for r, v in zip(s["replicates"], s["values"],
                                                          strict=True)),
                      "min": s["min"], "max": s["max"], "sd": s["sd"]}
-                    for a, m in arms.items() for k, s in m.get("spread", {}).items()),
+                    for a, m in arms.items() for k, s in _spread_rows(m.get("spread", {}))),
               "No arm has replicates."),
         Table("cells", "Cells",
               "Cells without an artifact are counted apart and take part in no verdict metric; "
@@ -156,6 +156,11 @@ def build(doc: Mapping[str, Any]) -> list[Table]:
               "Every cell has an artifact."),
     ]
     return tables
+
+
+def _spread_rows(spread: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    rows = [(k, v) for k, v in spread.items() if k != "hazards"]
+    return rows + [(f"hazards.{h}", v) for h, v in spread.get("hazards", {}).items()]
 
 
 def cell_text(column: Column, value: Any) -> str:
