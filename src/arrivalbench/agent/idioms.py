@@ -8,9 +8,11 @@ variable such as the in-batch dedup guard can be related to verdicts.
 - `anti_join`: rows are kept only if they have no match in a persistent table: NOT EXISTS,
   NOT IN (subquery), ANTI JOIN, LEFT JOIN ... IS NULL, EXCEPT;
 - `batch_dedup`: a guard against repeated records inside one batch: DISTINCT (ON), a
-  ROW_NUMBER/RANK window with PARTITION BY, or a GROUP BY that only picks values (ANY_VALUE,
-  FIRST, MAX, ARG_MAX, ...) over rows read from the batch;
-- `upsert`: ON CONFLICT, INSERT OR REPLACE / OR IGNORE, MERGE;
+  ROW_NUMBER/RANK window kept where it is 1 (QUALIFY ... = 1, or WHERE rn = 1 outside), or a
+  GROUP BY that only picks values (ANY_VALUE, FIRST, MAX, ARG_MAX, ...), over rows read from
+  the batch;
+- `upsert`: ON CONFLICT, INSERT OR REPLACE / OR IGNORE, MERGE, and DELETE of the rows that
+  match the batch followed by an INSERT from the batch;
 - `watermark_filter`: rows are compared (<, <=, >, >=) with the maximum of a column already
   stored, or with a value kept in a table named like a watermark;
 - `select_star`: a `*` (or `t.*`, `COLUMNS(*)`) in a projection; `count(*)` does not count;
@@ -53,6 +55,7 @@ class _Reader:
     batch: set[str] = field(default_factory=set)  # temp tables, views, CTEs over the batch
     temporary: set[str] = field(default_factory=set)  # temp tables and views
     cleared: set[str] = field(default_factory=set)  # emptied or dropped, not yet refilled
+    replaced: set[str] = field(default_factory=set)  # rows matching the batch deleted
 
     # -- relations -----------------------------------------------------------------------------
 
@@ -60,14 +63,14 @@ class _Reader:
         return table.db.lower() == "incoming" or (not table.db and
                                                   table.name.lower() in self.batch)
 
-    def tables(self, node: exp.Expr | None) -> Iterator[exp.Table]:
-        if node is not None:
+    def tables(self, node: object) -> Iterator[exp.Table]:
+        if isinstance(node, exp.Expr):
             yield from (t for t in node.find_all(exp.Table) if t.name)
 
-    def reads_batch(self, node: exp.Expr | None) -> bool:
+    def reads_batch(self, node: object) -> bool:
         return any(self.is_batch(t) for t in self.tables(node))
 
-    def reads_persistent(self, node: exp.Expr | None) -> bool:
+    def reads_persistent(self, node: object) -> bool:
         return any(not self.is_batch(t) for t in self.tables(node))
 
     def direct_sources(self, select: exp.Select) -> list[exp.Expr]:
@@ -88,11 +91,22 @@ class _Reader:
     # -- statements ----------------------------------------------------------------------------
 
     def read(self, statement: exp.Expr) -> None:
+        ctes = set()
         for cte in statement.find_all(exp.CTE):
             if self.reads_batch(cte.this):
-                self.batch.add(cte.alias_or_name.lower())
+                ctes.add(cte.alias_or_name.lower())
+        ctes -= self.batch
+        self.batch |= ctes  # CTE names are in scope for this statement only
+        try:
+            self.statement(statement)
+        finally:
+            self.batch -= ctes
+
+    def statement(self, statement: exp.Expr) -> None:
         for select in statement.find_all(exp.Select):
             self.select(select)
+        if self.first_of_rank(statement):
+            self.tags.add("batch_dedup")
         for comparison in statement.find_all(*_COMPARE):
             if self.is_watermark(comparison):
                 self.tags.add("watermark_filter")
@@ -108,8 +122,13 @@ class _Reader:
             self.insert(statement)
         elif isinstance(statement, exp.Create):
             self.create(statement)
-        elif isinstance(statement, exp.Delete) and not statement.args.get("where"):
-            self.cleared.add(statement.this.name.lower())
+        elif isinstance(statement, exp.Delete):
+            name = statement.this.name.lower()
+            if not statement.args.get("where"):
+                self.cleared.add(name)
+            elif self.reads_batch(statement.args["where"]) or \
+                    self.reads_batch(statement.args.get("using")):
+                self.replaced.add(name)  # DELETE by the batch's keys, then INSERT: an upsert
         elif isinstance(statement, exp.TruncateTable):
             self.cleared.update(t.name.lower() for t in statement.expressions)
         elif isinstance(statement, exp.Drop):
@@ -135,20 +154,43 @@ class _Reader:
             return
         if select.args.get("distinct"):
             self.tags.add("batch_dedup")
-        for window in select.find_all(exp.Window):
-            if isinstance(window.this, _RANKS) and window.args.get("partition_by") and \
-                    window.parent_select is select:
-                self.tags.add("batch_dedup")
         group = select.args.get("group")
         if group is not None and self.only_picks(select):
             self.tags.add("batch_dedup")
 
     def only_picks(self, select: exp.Select) -> bool:
+        """No aggregate but ones that pick a value (window functions aside)."""
         for projection in select.expressions:
             for agg in projection.find_all(exp.AggFunc):
-                if not isinstance(agg, _PICKS):
+                if not isinstance(agg, _PICKS) and not isinstance(agg.parent, exp.Window):
                     return False
         return True
+
+    def first_of_rank(self, statement: exp.Expr) -> bool:
+        """A ROW_NUMBER/RANK over rows read from the batch, kept only where it is 1: in a
+        QUALIFY, or through its alias in an outer WHERE (a numbering alone is no guard)."""
+        windows: list[exp.Window] = []
+        aliases: set[str] = set()
+        for select in statement.find_all(exp.Select):
+            if not self.selects_batch(select):
+                continue
+            for window in select.find_all(exp.Window):
+                if isinstance(window.this, _RANKS) and window.parent_select is select:
+                    windows.append(window)
+                    if isinstance(window.parent, exp.Alias):
+                        aliases.add(window.parent.alias.lower())
+        if not windows:
+            return False
+        for test in statement.find_all(exp.EQ, exp.LTE, exp.LT):
+            for ranked, bound in ((test.this, test.expression), (test.expression, test.this)):
+                if not isinstance(bound, exp.Literal) or bound.is_string:
+                    continue
+                if bound.this != ("2" if isinstance(test, exp.LT) else "1"):
+                    continue
+                if (isinstance(ranked, exp.Window) and any(ranked is w for w in windows)) or \
+                        (isinstance(ranked, exp.Column) and ranked.name.lower() in aliases):
+                    return True
+        return False
 
     def left_anti(self, select: exp.Select, join: exp.Join) -> bool:
         """LEFT JOIN persistent AS p ... WHERE p.col IS NULL."""
@@ -198,6 +240,8 @@ class _Reader:
         alternative = str(insert.args.get("alternative") or "").upper()
         if conflict is not None or alternative in ("REPLACE", "IGNORE"):
             self.tags.add("upsert")
+        if name in self.replaced and self.reads_batch(insert.expression):
+            self.tags.add("upsert")
         source = insert.expression
         updates = alternative == "REPLACE" or (
             conflict is not None and "UPDATE" in str(conflict.args.get("action") or "").upper())
@@ -206,11 +250,20 @@ class _Reader:
                                       self.reads_persistent(source)):
             if from_batch:  # a staging table: this batch's records again
                 self.batch.add(name)
-        elif name and not updates and from_batch and not self.aggregates(source):
+        elif name and not updates and self.rows_from_batch(source) and \
+                not self.aggregates(source):
             self.tags.add("history_table")
         if name in self.cleared and self.reads_persistent(source):
             self.tags.add("full_recompute")
         self.cleared.discard(name)
+
+    def rows_from_batch(self, source: exp.Expr | None) -> bool:
+        """The rows themselves come from the batch (not merely filtered by it)."""
+        if isinstance(source, exp.Subquery):
+            return self.rows_from_batch(source.this)
+        if isinstance(source, exp.SetOperation):
+            return self.rows_from_batch(source.this) or self.rows_from_batch(source.expression)
+        return isinstance(source, exp.Select) and self.selects_batch(source)
 
     def aggregates(self, source: exp.Expr | None) -> bool:
         if source is None:
@@ -281,7 +334,10 @@ def signature(sql: str) -> list[str]:
             if isinstance(statement, exp.Command) or statement is None:
                 reader.tags.add("unparsed")
                 continue
-            reader.read(statement)
+            try:
+                reader.read(statement)
+            except Exception:  # a tree shape this reader does not know: say so, never crash
+                reader.tags.add("unparsed")
     finally:
         logger.setLevel(level)
     return sorted(reader.tags)
