@@ -140,7 +140,8 @@ def bind_sources(spec: TaskSpec, tables: dict[str, str]) -> str:
     where = spec.path / "reference.sql"
     text = spec.reference_sql
     try:
-        statements = [s for s in sqlglot.parse(text, dialect="duckdb") if s is not None]
+        statements = [s for s in sqlglot.parse(text, dialect="duckdb")
+                      if s is not None and not isinstance(s, exp.Semicolon)]
         tokens = sqlglot.tokenize(text, read="duckdb")
     except SqlglotError as exc:
         raise TaskError(f"{where}: cannot be parsed to build the template arm "
@@ -239,12 +240,12 @@ def submissions(folder: Path, specs: Sequence[TaskSpec], arm_name: str | None = 
         found[(task, replicate)] = Artifact(arm, by_id[task], replicate, sql,
                                             {"file": str(file.resolve())})
 
-    for entry in sorted(folder.iterdir()):
-        if entry.name.startswith("."):
-            continue
+    entries = sorted(e for e in folder.iterdir() if not e.name.startswith("."))
+    for entry in entries:  # <task_id>.sql first: it is replicate 0 when <task_id>/0.sql is too
         if entry.is_file() and entry.suffix == ".sql":
             take(entry, entry.stem, 0)
-        elif entry.is_dir():
+    for entry in entries:
+        if entry.is_dir():
             files = sorted(f for f in entry.iterdir()
                            if f.suffix == ".sql" and not f.name.startswith("."))
             for file in sorted(files, key=lambda f: (not f.stem.isdigit(), len(f.stem), f.stem)):

@@ -221,6 +221,7 @@ def grade_arms(store_path: Path | str, arms: Sequence[str], tasks: Sequence[str]
 
     with Store(store_path) as store:
         known = store.tasks()
+        by_id = {t.task: t for t in known.values()}
         loaded: dict[str, tuple[TaskSpec, str] | None] = {}
         planned: list[_Planned] = []
         task_ids: list[str] = []
@@ -228,8 +229,8 @@ def grade_arms(store_path: Path | str, arms: Sequence[str], tasks: Sequence[str]
             if wanted is not None and cell.task not in wanted:
                 continue
             if cell.task_digest not in loaded:
-                loaded[cell.task_digest] = _load_cell_task(cell, known.get(cell.task_digest),
-                                                           note)
+                stored = known.get(cell.task_digest) or by_id.get(cell.task)
+                loaded[cell.task_digest] = _load_cell_task(cell, stored, note)
             found = loaded[cell.task_digest]
             if found is None:
                 continue
@@ -379,6 +380,7 @@ class RegradeReport:
     mismatches: list[Mismatch]
     skipped: int  # verdicts this installation cannot reproduce (other versions, changed tasks)
     seconds: float
+    keys: list[Key] = field(default_factory=list)  # the keys re-run, in key order
     warnings: list[str] = field(default_factory=list)
 
 
@@ -412,9 +414,10 @@ def regrade(results: Path | str = DEFAULT_RESULTS, sample: int | None = None,
                  f"not this installation's {versions[0]} / {versions[1]}; not regraded")
         specs: dict[str, tuple[TaskSpec, str] | None] = {}
         candidates = []
+        by_id = {t.task: t for t in tasks.values()}
         for v in current:
             if v.key[0] not in specs:
-                task = tasks.get(v.key[0])
+                task = tasks.get(v.key[0]) or by_id.get(v.task)
                 cell = Cell("", v.task, v.key[0], 0, None)
                 specs[v.key[0]] = _load_cell_task(cell, task, note)
             if specs[v.key[0]] is not None:
@@ -445,7 +448,7 @@ def regrade(results: Path | str = DEFAULT_RESULTS, sample: int | None = None,
     mismatches.sort(key=lambda m: m.key)
     skipped = len(stored) - len([v for v in current if specs.get(v.key[0]) is not None])
     return RegradeReport(path, len(stored), len(units), mismatches, skipped,
-                         time.perf_counter() - start, warnings)
+                         time.perf_counter() - start, [v.key for v in candidates], warnings)
 
 
 # -- terminal output -------------------------------------------------------------------------
@@ -460,10 +463,11 @@ class _Rate(ProgressColumn):
 
 
 @contextmanager
-def _progress(total: int, skipped: int, enabled: bool = True, label: str = "grading"
-              ) -> Iterator[Callable[[str], None]]:
-    """A progress bar on standard error with rate, ETA and live verdict counts."""
-    console = Console(stderr=True)
+def _progress(total: int, skipped: int, enabled: bool = True, label: str = "grading",
+              console: Console | None = None) -> Iterator[Callable[[str], None]]:
+    """A progress bar (on standard error unless `console` is given) with rate, ETA and live
+    verdict counts; shown only on a terminal. `advance(verdict)` after each replay."""
+    console = console or Console(stderr=True)
     counts: Counter[str] = Counter()
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                    _Rate(), TextColumn("{task.fields[counts]}"), TimeElapsedColumn(),

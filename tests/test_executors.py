@@ -1,0 +1,169 @@
+"""Executors: the same verdict bytes whatever the executor, worker count or order of work; a
+worker that dies is an ERROR for the one replay that killed it, and the run goes on."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import random
+import signal
+from collections.abc import Sequence
+
+import pytest
+
+from arrivalbench import arms
+from arrivalbench.executors import (
+    DIED,
+    HarnessError,
+    LocalExecutor,
+    RayExecutor,
+    Result,
+    Unit,
+    compute,
+    make,
+    unit_key,
+)
+from arrivalbench.grading import plan
+from arrivalbench.store import Key
+from arrivalbench.task import TaskSpec, load_spec
+from arrivalbench.values import digest
+
+
+def units_for(spec: TaskSpec, scripts: Sequence[str], seeds: int = 1,
+              kinds: Sequence[str] = ()) -> list[Unit]:
+    return [Unit(arms.task_source(spec), spec.digest, digest(sql), sql, p.schedule, p.seed)
+            for sql in scripts for p in plan(spec, seeds, kinds)]
+
+
+def collect(executor: object, units: Sequence[Unit]) -> dict[Key, str]:
+    got: dict[Key, str] = {}
+
+    def on_results(batch: list[tuple[Unit, Result]]) -> None:
+        for unit, result in batch:
+            assert unit_key(unit) not in got, "a unit was graded twice"
+            got[unit_key(unit)] = result.verdict.json()
+
+    executor.run(units, on_results)  # type: ignore[attr-defined]
+    return got
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[Unit]:
+    """Two tasks, three artifacts each (gold, a negative, the template), on a few schedules."""
+    out = []
+    for task in ("store_daily_revenue", "web_page_views"):
+        spec = load_spec(task)
+        out += units_for(spec, [spec.gold_sql, spec.negatives[0].sql, arms.template_sql(spec)],
+                         2, ["snapshot", "duplicates", "late_arrival"])
+    return out
+
+
+@pytest.fixture(scope="module")
+def reference(corpus: list[Unit]) -> dict[Key, str]:
+    """Every unit graded in this process, one after the other."""
+    return {unit_key(u): compute(u).verdict.json() for u in corpus}
+
+
+def test_local_pool_bytes_match_in_process_grading_for_any_workers_and_order(
+        corpus: list[Unit], reference: dict[Key, str]) -> None:
+    kinds = {r.split('"verdict":"')[1][:4] for r in reference.values()}
+    assert kinds >= {"PASS", "FAIL"}  # the corpus holds more than passes
+    one = LocalExecutor(1)
+    assert collect(one, corpus) == reference
+    shuffled = list(corpus)
+    random.Random(7).shuffle(shuffled)
+    two = LocalExecutor(2)
+    assert collect(two, shuffled) == reference
+    assert len(two.stats.peak_rss) == 2 and all(v > 10_000_000 for v in
+                                                two.stats.peak_rss.values())
+    assert two.stats.deaths == 0
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.filterwarnings("ignore::ResourceWarning")
+def test_ray_bytes_match_and_ray_is_shut_down(corpus: list[Unit],
+                                              reference: dict[Key, str]) -> None:
+    ray = pytest.importorskip("ray")
+    executor = make("ray", 2)
+    assert isinstance(executor, RayExecutor)
+    assert collect(executor, list(reversed(corpus))) == reference
+    assert not ray.is_initialized()
+
+
+# -- dying workers ---------------------------------------------------------------------------
+
+EXIT, KILL, SEGV = "-- die: exit", "-- die: kill", "-- die: segv"
+
+
+def dying(unit: Unit) -> Result:
+    """Grades like `compute`, except that it kills its own process on a marked script's
+    in_order replay (module level, so that spawned workers can import it)."""
+    if unit.schedule == "in_order" and unit.seed == 0:
+        if EXIT in unit.script:
+            os._exit(3)
+        if KILL in unit.script:
+            os.kill(os.getpid(), signal.SIGKILL)
+        if SEGV in unit.script:
+            ctypes.string_at(0)  # reads address 0: a segmentation fault
+    return compute(unit)
+
+
+def failing(unit: Unit) -> Result:
+    if unit.schedule == "trickle":
+        raise RuntimeError("the oracle broke")
+    return compute(unit)
+
+
+def test_a_dying_worker_is_an_error_for_its_replay_and_the_run_goes_on(tiny: TaskSpec) -> None:
+    scripts = [tiny.gold_sql] + [f"{tiny.gold_sql}\n{marker}\n" for marker in (EXIT, KILL, SEGV)]
+    units = units_for(tiny, scripts, 2, ["snapshot", "in_order"])
+    executor = LocalExecutor(2, work=dying)
+    got = collect(executor, units)
+    assert set(got) == {unit_key(u) for u in units}  # every unit has exactly one verdict
+    died = sorted(k for k, record in got.items() if DIED in record)
+    assert [(k[1], k[2]) for k in died] == [("in_order", 0), ("in_order", 0), ("in_order", 0)]
+    for key in died:
+        assert '"verdict":"ERROR"' in got[key]
+        assert '"detail":{"batch":null,"message":"' + DIED + '","phase":"run","statement":null}' \
+            in got[key]
+        assert str(os.getpid()) not in got[key]
+    # Every other replay, including in_order seed 1 of the marked scripts, graded normally.
+    others = [u for u in units if unit_key(u) not in died]
+    assert all('"verdict":"PASS"' in got[unit_key(u)] for u in others)
+    assert executor.stats.deaths == 3
+    assert sorted(executor.stats.causes) == ["SIGKILL", "SIGSEGV", "exit status 3"]
+
+
+def test_the_death_verdict_is_the_same_bytes_on_every_run(tiny: TaskSpec) -> None:
+    units = units_for(tiny, [f"{tiny.gold_sql}\n{EXIT}\n"], 1, ["snapshot", "in_order"])
+    first = collect(LocalExecutor(1, work=dying), units)
+    second = collect(LocalExecutor(2, work=dying), list(reversed(units)))
+    assert first == second
+
+
+def test_an_exception_in_a_worker_stops_the_run_keeping_what_finished(tiny: TaskSpec) -> None:
+    units = units_for(tiny, [tiny.gold_sql], 1, ["snapshot", "in_order", "trickle"])
+    seen: list[str] = []
+
+    def on_results(batch: list[tuple[Unit, Result]]) -> None:
+        seen.extend(u.schedule for u, _r in batch)
+
+    with pytest.raises(HarnessError, match=r"grading .*tiny trickle seed 0: RuntimeError: the "
+                                           "oracle broke"):
+        LocalExecutor(1, work=failing).run(units, on_results)
+    assert "snapshot" in seen and "in_order" in seen and "trickle" not in seen
+
+
+def test_a_task_changed_under_the_run_is_a_harness_error(tiny: TaskSpec) -> None:
+    [unit] = units_for(tiny, [tiny.gold_sql])[:1]
+    stale = Unit(unit.task, "sha256:old", unit.artifact, unit.script, unit.schedule, unit.seed)
+    with pytest.raises(HarnessError, match="files changed since the run was planned"):
+        compute(stale)
+
+
+def test_make_rejects_an_unknown_executor() -> None:
+    from arrivalbench.errors import ArrivalBenchError
+
+    with pytest.raises(ArrivalBenchError, match="--executor dask"):
+        make("dask")
+    assert make("local", 3).workers == 3

@@ -1,0 +1,196 @@
+"""The results file: schema and its version, verdict keys, resume lookups, runs, cells."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.store import (
+    SCHEMA_VERSION,
+    Cell,
+    Graded,
+    Store,
+    Turn,
+    current_versions,
+    key_of,
+)
+from arrivalbench.task import TaskSpec
+from arrivalbench.values import digest
+from arrivalbench.verdict import Verdict
+
+
+def verdict(seed: int = 0, kind: str = "PASS", schedule: str = "in_order",
+            artifact: str = "sha256:a", harness: str | None = None) -> Verdict:
+    v = Verdict("tiny", "sha256:t", schedule, seed, "sha256:s", artifact, kind,  # type: ignore[arg-type]
+                {} if kind == "PASS" else {"counts": {"missing": 1}})
+    if harness is not None:
+        v = Verdict(v.task, v.task_digest, v.schedule, v.seed, v.schedule_digest, v.artifact,
+                    v.verdict, v.detail, harness_version=harness)
+    return v
+
+
+def test_a_new_file_gets_every_table_and_the_schema_version(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "r.duckdb"
+    Store(path).close()
+    con = duckdb.connect(str(path), read_only=True)
+    tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    assert tables == {"meta", "runs", "tasks", "artifacts", "cells", "verdicts", "timings",
+                      "turns", "transcripts"}
+    assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
+        str(SCHEMA_VERSION),)
+    con.close()
+
+
+def test_a_file_of_another_schema_version_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "r.duckdb"
+    Store(path).close()
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    con.close()
+    with pytest.raises(ArrivalBenchError, match=r"schema version 99.*reads version 1"):
+        Store(path)
+    with pytest.raises(ArrivalBenchError, match="schema version 99"):
+        Store(path, read_only=True)
+
+
+def test_not_a_results_file_is_one_error(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.duckdb"
+    junk.write_text("not a database")
+    with pytest.raises(ArrivalBenchError, match="cannot open as a results file"):
+        Store(junk)
+    other = tmp_path / "other.duckdb"
+    duckdb.connect(str(other)).close()
+    with pytest.raises(ArrivalBenchError, match="not a results file"):
+        Store(other, read_only=True)
+
+
+def test_read_only_never_creates_a_file(tmp_path: Path) -> None:
+    with pytest.raises(ArrivalBenchError, match="no such results file"):
+        Store(tmp_path / "missing.duckdb", read_only=True)
+    assert not (tmp_path / "missing.duckdb").exists()
+
+
+def test_verdicts_are_keyed_and_a_key_is_stored_once(tmp_path: Path) -> None:
+    with Store(tmp_path / "r.duckdb") as store:
+        run = store.start_run("local", 2, 1, ["gold"])
+        first = verdict(0, "PASS")
+        assert store.add_verdicts([Graded(first, 0.5, 0.25), Graded(verdict(1, "FAIL"), 1, 1)],
+                                  run) == 2
+        # The same key again, even with another outcome, keeps the first verdict and timing.
+        assert store.add_verdicts([Graded(verdict(0, "ERROR"), 9, 9)], run) == 0
+        assert store.graded_keys() == {key_of(first), key_of(verdict(1))}
+        stored = {v.key: v for v in store.verdicts()}
+        assert stored[key_of(first)].record == first.json()
+        assert stored[key_of(first)].verdict == "PASS"
+        assert store.verdict_kinds()[key_of(verdict(1))] == "FAIL"
+        digests = store.con.execute("SELECT record, record_digest FROM verdicts").fetchall()
+        assert all(d == digest(r) for r, d in digests)
+        timings = store.con.execute("SELECT seed, wall_seconds, run_id FROM timings "
+                                    "ORDER BY seed").fetchall()
+        assert timings == [(0, 0.5, run), (1, 1.0, run)]
+
+
+def test_graded_keys_are_those_of_this_installation(tmp_path: Path) -> None:
+    with Store(tmp_path / "r.duckdb") as store:
+        run = store.start_run("local", 1, 1, ["gold"])
+        store.add_verdicts([Graded(verdict(0), 1, 1), Graded(verdict(0, harness="0.0.1"), 1, 1)],
+                           run)
+        assert len(store.verdicts()) == 2
+        assert store.graded_keys() == {key_of(verdict(0))}
+        assert store.graded_keys(harness_version="0.0.1") == {key_of(verdict(0,
+                                                                              harness="0.0.1"))}
+        assert key_of(verdict(0))[4:] == current_versions()
+
+
+def test_a_failed_transaction_stores_nothing(tmp_path: Path) -> None:
+    broken = Verdict("tiny", "sha256:t", "in_order", 1, "sha256:s", "sha256:a", "FAIL",
+                     {"x": float("nan")})  # not JSON: the record cannot be written
+
+    with Store(tmp_path / "r.duckdb") as store:
+        run = store.start_run("local", 1, 1, ["gold"])
+        with pytest.raises(ValueError):
+            store.add_verdicts([Graded(verdict(0), 1, 1), Graded(broken, 1, 1)], run)
+        assert store.graded_keys() == set()
+        assert store.add_verdicts([Graded(verdict(0), 1, 1)], run) == 1
+
+
+def test_runs_record_versions_status_and_counts(tmp_path: Path) -> None:
+    with Store(tmp_path / "r.duckdb") as store:
+        first = store.start_run("local", 2, 5, ["gold", "template"], ["tiny"], "arrivalbench run")
+        second = store.start_run("ray", 4, 1, ["negatives"])
+        assert (first, second) == (1, 2)
+        store.finish_run(first, "finished", 10, 3)
+        rows = store.con.execute(
+            "SELECT run_id, status, graded, skipped, executor, workers, seeds, arms, tasks, "
+            "harness_version, engine_version, finished_at IS NOT NULL FROM runs ORDER BY run_id"
+        ).fetchall()
+    assert rows[0] == (1, "finished", 10, 3, "local", 2, 5, ["gold", "template"], ["tiny"],
+                       current_versions()[1], current_versions()[0], True)
+    assert rows[1][1] == "running" and rows[1][-1] is False
+
+
+def test_cells_artifacts_and_idioms(tmp_path: Path) -> None:
+    with Store(tmp_path / "r.duckdb") as store:
+        a = store.add_artifact("SELECT 1")
+        assert a == digest("SELECT 1")
+        assert store.artifact_idioms(a) is None
+        store.add_artifact("SELECT 1", ["b", "a"])  # tags arrive later: filled in, sorted
+        store.add_artifact("SELECT 1", ["z"])  # stored tags are never replaced
+        assert store.artifact_idioms(a) == ["a", "b"]
+        assert store.artifact_sql(a) == "SELECT 1"
+        with pytest.raises(ArrivalBenchError, match="not stored"):
+            store.artifact_sql("sha256:nope")
+        cells = [Cell("negatives", "tiny", "sha256:t", i, a, None, {"negative": f"n{i}"})
+                 for i in range(3)]
+        store.replace_cells("negatives", "tiny", cells)
+        store.replace_cells("negatives", "tiny", cells[:2])  # a negative went away
+        store.add_cell(Cell("model", "tiny", "sha256:t", 0, None, "no script in the reply"))
+        got = store.cells()
+        assert [(c.arm, c.replicate) for c in got] == [("model", 0), ("negatives", 0),
+                                                       ("negatives", 1)]
+        assert got[0].reason == "no script in the reply" and got[0].artifact is None
+        assert store.cells(["negatives"])[1].provenance == {"negative": "n1"}
+        assert store.arms() == ["model", "negatives"]
+
+
+def test_tasks_table_records_what_a_task_declares(tmp_path: Path, tiny: TaskSpec) -> None:
+    with Store(tmp_path / "r.duckdb") as store:
+        store.add_task(tiny, str(tiny.path))
+        store.add_task(tiny, str(tiny.path))  # idempotent
+        stored = store.tasks()
+        row = store.con.execute("SELECT mode, summary FROM tasks").fetchone()
+    assert list(stored) == [tiny.digest]
+    assert stored[tiny.digest].source == str(tiny.path)
+    assert stored[tiny.digest].hazards == ("late_arrival", "duplicates", "crash_retry")
+    assert row is not None and row[0] == "aggregate"
+    assert '"no_dedup":["duplicates","crash_retry"]' in row[1]
+
+
+def test_model_arm_writes_still_work(tmp_path: Path) -> None:
+    with Store(tmp_path / "r.duckdb") as store:
+        store.add_turns("m", "tiny", 0, [Turn(1, "SELECT 1", "FAIL", "diff"),
+                                         Turn(2, None, None, None)])
+        store.add_turns("m", "tiny", 0, [Turn(1, "SELECT 2", "PASS", None)])
+        store.add_transcript("m", "tiny", 0, 1, 10, 20, {"messages": []})
+        turns = store.con.execute("SELECT turn, sql FROM turns").fetchall()
+        transcript = store.con.execute("SELECT transcript FROM transcripts").fetchone()
+    assert turns == [(1, "SELECT 2")]
+    assert transcript == ('{"messages":[]}',)
+
+
+def test_a_second_writer_is_kept_out(tmp_path: Path) -> None:
+    path = tmp_path / "r.duckdb"
+    with Store(path):
+        import subprocess
+        import sys
+
+        probe = subprocess.run(
+            [sys.executable, "-c", "import sys; from arrivalbench.store import Store; "
+             "from arrivalbench.errors import ArrivalBenchError\n"
+             f"try:\n    Store({str(path)!r})\nexcept ArrivalBenchError as e:\n"
+             "    print(e); sys.exit(2)"], capture_output=True, text=True)
+    assert probe.returncode == 2
+    assert "cannot open as a results file" in probe.stdout
