@@ -40,6 +40,9 @@ def test_writes_every_file_and_prints_the_summary(results: Path, tmp_path: Path,
     for text in ("alpha", "m:unhinted", "negatives", "snapshot pass", "gap (all-in)",
                  "ordering", "idempotency", "0.67 [0.00, 1.00]", "6 (1)"):
         assert text in out, text
+    assert "note: m:unhinted: 1 cell(s) with a script but no snapshot verdict" in out
+    assert "note: m:unhinted: 1 cell(s) without a script are counted apart" in out
+    assert "note: alpha" not in out
     assert results.read_bytes() == before  # the report never writes the results file
 
 

@@ -281,12 +281,14 @@ def report(results: Path, out_dir: Path, arms: Sequence[str], seed: int) -> None
     """Tables, figures and 95% intervals of the arms in a results file."""
     try:
         from arrivalbench import report as reporting
-        from arrivalbench.report.terminal import summary_table
+        from arrivalbench.report.terminal import notes, summary_table
     except ImportError as exc:
         raise ArrivalBenchError(f"report needs the 'report' extra ({exc.name} is missing); "
                                 "pip install 'arrivalbench[report]'") from None
     written = reporting.write(results, out_dir, arms, seed)
     out.print(summary_table(written.doc))
+    for line in notes(written.doc):
+        out.print(f"[yellow]note:[/yellow] {line}")
     out.print(f"wrote {len(written.files)} files to {written.out}: metrics.json, report.md, "
               f"report.html, CSVs, figures/")
 

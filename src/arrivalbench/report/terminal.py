@@ -40,3 +40,17 @@ def summary_table(doc: Mapping[str, Any]) -> Table:
         table.add_row(label, *(_cell(m["hazards"][key] if key == "backfill" else m[key])
                                for m in arms.values()))
     return table
+
+
+def notes(doc: Mapping[str, Any]) -> list[str]:
+    """Lines worth a reader's attention below the table: cells left out of every metric."""
+    lines = []
+    for arm, m in doc["arms"].items():
+        cells = m["cells"]
+        if cells["ungraded"]:
+            lines.append(f"{arm}: {cells['ungraded']} cell(s) with a script but no snapshot "
+                         "verdict (an unfinished run?) are left out")
+        if cells["no_artifact"]:
+            lines.append(f"{arm}: {cells['no_artifact']} cell(s) without a script are counted "
+                         "apart (see cells.csv, no_artifact.csv)")
+    return lines
