@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from loggen.common import hexid, ordered, ties, ts, twins, weighted
+from loggen.common import day, hexid, money, ordered, same_second, ties, ts, twins, versions, weighted
 
 AGENTS = [
     ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15", 30),
@@ -75,7 +75,51 @@ def gen_ad_click_attribution() -> dict[str, list[dict]]:
             "clicks": ordered(clk, "clicked_at", "click_id")}
 
 
+def gen_campaign_settings_current() -> dict[str, list[dict]]:
+    rng = random.Random(20240603)
+    start = dt.datetime(2024, 6, 3, 8, 0, 0)
+    campaigns = rng.sample(range(4000, 5000), 60)
+    rows: list[dict] = []
+    state: dict[int, dict] = {}
+    for campaign, version, when in versions(rng, campaigns, start, 15, [1, 2, 3, 4, 5, 6],
+                                            (1200, 3 * 86400)):
+        if version == 1:
+            state[campaign] = {
+                "name": f"{rng.choice(['Summer', 'Brand', 'Retarget', 'Launch'])} "
+                        f"{rng.choice(['US', 'EU', 'APAC'])} {campaign}",
+                "status": "active", "daily_budget": money(rng.choice([5000, 10000, 25000])),
+                "bid_strategy": rng.choice(["manual_cpc", "target_cpa", "max_clicks"]),
+                "end_date": None}
+        else:
+            current = dict(state[campaign])
+            change = rng.choice(["budget", "budget", "pause", "resume", "bid", "end", "archive"])
+            if change == "budget":
+                current["daily_budget"] = money(rng.choice([2500, 7500, 15000, 40000]))
+            elif change == "pause":
+                current["status"] = "paused"
+            elif change == "resume":
+                current["status"] = "active"
+            elif change == "bid":
+                current["bid_strategy"] = rng.choice(["manual_cpc", "target_cpa", "target_roas"])
+            elif change == "end":
+                current["end_date"] = day((when + dt.timedelta(days=rng.randint(3, 30))).date())
+            else:
+                current["status"] = "archived"
+            state[campaign] = current
+        rows.append({"campaign_id": campaign, "version": version, **state[campaign],
+                     "changed_at": when})
+    same_second(rng, rows, "changed_at", "campaign_id", 10)
+    rows.sort(key=lambda r: (r["changed_at"], r["campaign_id"], r["version"]))
+    change_id = 0
+    records = []
+    for row in rows:
+        change_id += rng.choice([1, 1, 2])
+        records.append({**row, "change_id": change_id, "changed_at": ts(row["changed_at"])})
+    return {"campaign_changes": ordered(records, "changed_at", "change_id")}
+
+
 GENERATORS = {
     "ad_clicks_clean": gen_ad_clicks_clean,
     "ad_click_attribution": gen_ad_click_attribution,
+    "campaign_settings_current": gen_campaign_settings_current,
 }

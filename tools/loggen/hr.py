@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from loggen.common import ordered, ties, ts, twins
+from loggen.common import ordered, same_second, ties, ts, twins, versions
 
 DOORS = ["HQ-1-MAIN", "HQ-1-SIDE", "HQ-3-LAB", "HQ-4-EXEC", "WH-0-DOCK", "WH-1-OFFICE",
          "LAB-2-CLEAN"]
@@ -42,6 +42,84 @@ def gen_badge_swipes_enriched() -> dict[str, list[dict]]:
     return {"badge_swipes": ordered(records, "swiped_at", "swipe_id")}
 
 
+FIRST = ["Ana", "Ben", "Chloé", "Dmitri", "Eun-ji", "Farah", "Gus", "Hiro", "Ines", "Jamal",
+         "Kofi", "Lena", "Mateo", "Nia", "Owen", "Priya", "Quinn", "Rosa", "Sven", "Tariq"]
+LAST = ["Okafor", "Lindqvist", "García", "Nguyen", "Schmidt", "Kowalski", "O'Brien", "Haddad",
+        "Tanaka", "Rossi", "Dubois", "Patel"]
+DEPARTMENTS = ["Engineering", "Finance", "Sales", "Support", "Operations", "People", None]
+TITLES = ["Analyst", "Engineer", "Senior Engineer", "Manager", "Specialist", "Director"]
+
+
+def gen_employee_directory() -> dict[str, list[dict]]:
+    rng = random.Random(20240108)
+    start = dt.datetime(2024, 1, 8, 9, 0, 0)
+    employees = rng.sample(range(10_000, 11_000), 70)
+    rows: list[dict] = []
+    state: dict[int, dict] = {}
+    for employee, version, when in versions(rng, employees, start, 25, [1, 2, 2, 3, 4, 5],
+                                            (3600, 9 * 86400)):
+        if version == 1 or state[employee]["status"] == "terminated":
+            state[employee] = {
+                "full_name": f"{rng.choice(FIRST)} {rng.choice(LAST)}",
+                "title": rng.choice(TITLES), "department": rng.choice(DEPARTMENTS),
+                "manager_id": rng.choice([None, *employees[:8]]), "status": "active"}
+        else:
+            current = dict(state[employee])
+            change = rng.choice(["title", "department", "manager", "leave", "terminate",
+                                 "return"])
+            if change == "title":
+                current["title"] = rng.choice(TITLES)
+            elif change == "department":
+                current["department"] = rng.choice(DEPARTMENTS)
+            elif change == "manager":
+                current["manager_id"] = rng.choice([None, *employees[:8]])
+            elif change == "leave":
+                current["status"] = "on_leave"
+            elif change == "terminate":
+                current["status"] = "terminated"
+            else:
+                current["status"] = "active"
+            state[employee] = current
+        rows.append({"employee_id": employee, "version": version, **state[employee],
+                     "changed_at": when})
+    same_second(rng, rows, "changed_at", "employee_id", 10)
+    rows.sort(key=lambda r: (r["changed_at"], r["employee_id"], r["version"]))
+    change_id = 0
+    records = []
+    for row in rows:
+        change_id += rng.choice([1, 1, 2])
+        records.append({**row, "change_id": change_id, "changed_at": ts(row["changed_at"])})
+    return {"employee_changes": ordered(records, "changed_at", "change_id")}
+
+
+COST_CENTERS = {"Engineering": "CC-100", "Finance": "CC-200", "Sales": "CC-300",
+                "Support": "CC-400", "Operations": "CC-500", "People": "CC-600"}
+
+
+def gen_employee_department_scd2() -> dict[str, list[dict]]:
+    rng = random.Random(20240205)
+    start = dt.datetime(2024, 2, 5, 8, 0, 0)
+    employees = rng.sample(range(20_000, 21_000), 60)
+    rows: list[dict] = []
+    for employee, version, when in versions(rng, employees, start, 20, [1, 2, 3, 4, 5, 6],
+                                            (86400, 12 * 86400)):
+        department = rng.choice(list(COST_CENTERS))
+        # interim assignments have no cost center yet
+        cost_center = None if rng.random() < 0.12 else COST_CENTERS[department]
+        rows.append({"employee_id": employee, "version": version, "department": department,
+                     "cost_center": cost_center, "effective_at": when})
+    same_second(rng, rows, "effective_at", "employee_id", 10)
+    rows.sort(key=lambda r: (r["effective_at"], r["employee_id"], r["version"]))
+    change_id = 0
+    records = []
+    for row in rows:
+        change_id += rng.choice([1, 1, 2])
+        records.append({**row, "change_id": change_id, "effective_at": ts(row["effective_at"])})
+    return {"department_assignments": ordered(records, "effective_at", "change_id")}
+
+
 GENERATORS = {
     "badge_swipes_enriched": gen_badge_swipes_enriched,
+    "employee_directory": gen_employee_directory,
+    "employee_department_scd2": gen_employee_department_scd2,
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from loggen.common import ordered, ties, ts, twins
+from loggen.common import ordered, same_second, ties, ts, twins, versions
 
 SENSORS = ["gh1-north", "gh1-south", "gh2-east", "gh2-west", "cold-room-a", "cold-room-b",
            "loading-dock"]
@@ -74,7 +74,49 @@ def gen_device_last_reading() -> dict[str, list[dict]]:
     return {"device_heartbeats": ordered(records, "reported_at", "heartbeat_id")}
 
 
+SITES = ["plant-rotterdam", "plant-ghent", "dc-lille", "dc-cologne", None]
+MODELS = ["TX-200", "TX-210", "HX-1", "VB-9"]
+
+
+def gen_device_registry_current() -> dict[str, list[dict]]:
+    rng = random.Random(20240729)
+    start = dt.datetime(2024, 7, 29, 7, 0, 0)
+    devices = [f"dev-{n:05d}" for n in rng.sample(range(1, 99999), 75)]
+    rows: list[dict] = []
+    state: dict[str, dict | None] = {}
+    for device, version, when in versions(rng, devices, start, 14, [1, 2, 2, 3, 4, 5],
+                                          (3600, 3 * 86400)):
+        current = state.get(device)
+        if current is None:
+            op = "register"
+            current = {"site": rng.choice(SITES), "model": rng.choice(MODELS),
+                       "firmware": rng.choice(["1.4.0", "1.4.2", "2.0.1"])}
+        elif rng.random() < 0.2:
+            op = "decommission"
+        else:
+            op = "update"
+            current = dict(current)
+            if rng.random() < 0.5:
+                current["firmware"] = rng.choice(["1.4.2", "2.0.1", "2.1.0", None])
+            else:
+                current["site"] = rng.choice(SITES)
+        state[device] = None if op == "decommission" else current
+        payload = current if op != "decommission" else {"site": None, "model": None,
+                                                         "firmware": None}
+        rows.append({"device_id": device, "version": version, "op": op, **payload,
+                     "updated_at": when})
+    same_second(rng, rows, "updated_at", "device_id", 10)
+    rows.sort(key=lambda r: (r["updated_at"], r["device_id"], r["version"]))
+    event_id = 0
+    records = []
+    for row in rows:
+        event_id += rng.choice([1, 1, 2])
+        records.append({**row, "event_id": event_id, "updated_at": ts(row["updated_at"])})
+    return {"device_events": ordered(records, "updated_at", "event_id")}
+
+
 GENERATORS = {
     "sensor_readings_calibrated": gen_sensor_readings_calibrated,
     "device_last_reading": gen_device_last_reading,
+    "device_registry_current": gen_device_registry_current,
 }

@@ -1,0 +1,37 @@
+-- Every event is kept once in event_history. The devices the batch mentions are deleted from
+-- the registry and inserted again from their highest version in the history, unless that
+-- version takes them out of service.
+CREATE TABLE IF NOT EXISTS event_history (
+    event_id   BIGINT PRIMARY KEY,
+    device_id  VARCHAR,
+    version    INTEGER,
+    op         VARCHAR,
+    site       VARCHAR,
+    model      VARCHAR,
+    firmware   VARCHAR,
+    updated_at TIMESTAMP
+);
+
+CREATE TABLE IF NOT EXISTS device_registry (
+    device_id  VARCHAR,
+    site       VARCHAR,
+    model      VARCHAR,
+    firmware   VARCHAR,
+    version    INTEGER,
+    updated_at TIMESTAMP
+);
+
+INSERT INTO event_history
+SELECT DISTINCT event_id, device_id, version, op, site, model, firmware, updated_at
+FROM incoming.device_events
+ON CONFLICT DO NOTHING;
+
+DELETE FROM device_registry
+WHERE device_id IN (SELECT device_id FROM incoming.device_events);
+
+INSERT INTO device_registry
+SELECT device_id, site, model, firmware, version, updated_at
+FROM event_history
+WHERE device_id IN (SELECT device_id FROM incoming.device_events)
+QUALIFY row_number() OVER (PARTITION BY device_id ORDER BY version DESC) = 1
+    AND op <> 'decommission';
