@@ -319,3 +319,14 @@ def test_unknown_variant_is_refused() -> None:
 
     with pytest.raises(ArrivalBenchError, match="unknown prompt variant 'sneaky'"):
         arrivalbench(tasks="store_daily_revenue", variant="sneaky")
+
+
+def test_a_provider_error_is_described_by_its_last_attempt() -> None:
+    from tenacity import Future, RetryError
+
+    from arrivalbench.agent.inspect_task import describe_error
+
+    attempt = Future(attempt_number=3)
+    attempt.set_exception(ConnectionError("Connection refused\nat 0x7f00"))
+    assert describe_error(RetryError(attempt)) == "ConnectionError: Connection refused"
+    assert describe_error(RuntimeError("")) == "RuntimeError"

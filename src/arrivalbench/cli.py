@@ -214,6 +214,9 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
                    "-M responses_api=true.")
 @click.option("--max-connections", type=click.IntRange(min=1),
               help="Concurrent model calls (Inspect's default per provider otherwise).")
+@click.option("--max-retries", type=click.IntRange(min=0),
+              help="Retries of a failed model call (Inspect's default otherwise); a call that "
+                   "still fails leaves its sample as a cell with reason provider_error.")
 @click.option("--seeds", type=click.IntRange(min=1), default=DEFAULT_SEEDS, show_default=True,
               help="Seeds 0..N-1 for each schedule but snapshot, when grading.")
 @click.option("--workers", type=click.IntRange(min=1),
@@ -222,8 +225,8 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
               help="Print the samples, the most model calls and a token estimate; call nothing.")
 def generate(model: str, variant: str, replicates: int, task_refs: Sequence[str],
              results: Path, max_tokens: int, base_url: str | None, model_args: Sequence[str],
-             max_connections: int | None, seeds: int, workers: int | None,
-             dry_run: bool) -> None:
+             max_connections: int | None, max_retries: int | None, seeds: int,
+             workers: int | None, dry_run: bool) -> None:
     """Generate a model arm (<model>:<variant>) through Inspect AI, store it and grade it.
 
     Each task gets a conversation: the prompt, then up to 3 replies, each script run on the
@@ -234,7 +237,7 @@ def generate(model: str, variant: str, replicates: int, task_refs: Sequence[str]
     request = generation.Request(
         model=model, variant=variant, replicates=replicates, tasks=tuple(task_refs),
         results=results, max_tokens=max_tokens, base_url=base_url, seeds=seeds,
-        workers=workers, max_connections=max_connections,
+        workers=workers, max_connections=max_connections, max_retries=max_retries,
         model_args=generation.parse_model_args(model_args))
     if dry_run:
         click.echo(generation.make_plan(request).describe())

@@ -70,6 +70,7 @@ class Request:
     seeds: int = DEFAULT_SEEDS
     workers: int | None = None
     max_connections: int | None = None
+    max_retries: int | None = None  # Inspect's default: retry until its own timeout
     model_args: dict[str, Any] = field(default_factory=dict)  # Inspect's -M KEY=VALUE
 
     @property
@@ -243,6 +244,8 @@ def run(request: Request, *, model_args: dict[str, Any] | None = None,
         options: dict[str, Any] = {}
         if request.max_connections is not None:
             options["max_connections"] = request.max_connections
+        if request.max_retries is not None:
+            options["max_retries"] = request.max_retries
         try:
             logs = inspect_ai.eval(
                 task, model=request.model, model_base_url=request.base_url,

@@ -114,7 +114,7 @@ def repair_loop(max_turns: int = MAX_TURNS) -> Solver:
                 raise
             except Exception as exc:  # the provider failed after Inspect's own retries
                 state.store.set(REASON, "provider_error")
-                state.store.set(ERROR, f"{type(exc).__name__}: {exc}".splitlines()[0][:500])
+                state.store.set(ERROR, describe_error(exc))
                 raise
             output = state.output
             truncated = output.stop_reason in ("max_tokens", "model_length")
@@ -145,6 +145,16 @@ def repair_loop(max_turns: int = MAX_TURNS) -> Solver:
         return state
 
     return solve
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line: the error the provider's last attempt raised (not the retry wrapper)."""
+    last = getattr(exc, "last_attempt", None)  # tenacity.RetryError
+    inner = last.exception() if last is not None and hasattr(last, "exception") else None
+    if isinstance(inner, BaseException):
+        exc = inner
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}"[:500] if text else type(exc).__name__
 
 
 def _grade_plan(spec: TaskSpec, script: str, points: Sequence[Point]) -> list[Verdict]:
