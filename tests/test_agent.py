@@ -20,6 +20,8 @@ from arrivalbench.grading import Point, artifact_digest, grade
 from arrivalbench.task import load_spec
 from conftest import TINY_GOLD, TINY_NO_DEDUP, TINY_YAML, write_task
 
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect_ai.*")
+
 # -- extraction ---------------------------------------------------------------------------------
 
 

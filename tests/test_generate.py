@@ -50,6 +50,8 @@ def rows(results: Path, sql: str, params: list[Any] | None = None) -> list[tuple
         return con.execute(sql, params or []).fetchall()
 
 
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect_ai.*")
+
 # -- dry run ------------------------------------------------------------------------------------
 
 

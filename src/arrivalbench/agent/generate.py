@@ -260,6 +260,12 @@ def run(request: Request, *, model_args: dict[str, Any] | None = None,
             message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ArrivalBenchError(f"--model {request.model}: {message}") from None
     outcome = store(plan, logs)
+    for log in logs:
+        if log.status in ("error", "cancelled"):
+            why = log.error.message.strip().splitlines()[0] if log.error else log.status
+            raise ArrivalBenchError(f"the Inspect run ended {log.status} ({why}); the "
+                                    f"{outcome.stored} samples it finished are stored, run the "
+                                    f"same command again to resume (log: {log.location})")
     if grade and (outcome.stored or plan.stored):
         from arrivalbench import grid
 
