@@ -39,3 +39,82 @@ def gen_product_catalog_price() -> dict[str, list[dict]]:
 
 
 GENERATORS["product_catalog_price"] = gen_product_catalog_price
+
+
+COMPANIES = ["Acme Corp", "Globex", "Initech", "Umbrella Health", "Stark Logistics",
+             "Wayne Foods", "Hooli", "Vandelay Imports"]
+
+
+def gen_contact_profile_patches() -> dict[str, list[dict]]:
+    rng = random.Random(20240311)
+    start = dt.datetime(2024, 3, 11, 9, 0, 0)
+    contacts = rng.sample(range(300_000, 400_000), 55)
+    rows: list[dict] = []
+    for contact, version, when in versions(rng, contacts, start, 14, [1, 2, 3, 4, 5, 6, 7],
+                                           (600, 3 * 86400)):
+        name = f"c{contact}"
+        if version == 1:
+            patch = {"email": f"{name}@{rng.choice(['gmail.com', 'outlook.com', 'corp.example'])}",
+                     "phone": None if rng.random() < 0.5 else f"+1-555-{rng.randint(0, 9999):04d}",
+                     "company": None if rng.random() < 0.4 else rng.choice(COMPANIES),
+                     "marketing_opt_in": rng.random() < 0.5}
+        else:
+            patch = {"email": None, "phone": None, "company": None, "marketing_opt_in": None}
+            for field in rng.sample(list(patch), rng.choice([0, 1, 1, 1, 2])):
+                if field == "email":
+                    patch["email"] = f"{name}.{version}@{rng.choice(['gmail.com', 'proton.me'])}"
+                elif field == "phone":
+                    patch["phone"] = f"+1-555-{rng.randint(0, 9999):04d}"
+                elif field == "company":
+                    patch["company"] = rng.choice(COMPANIES)
+                else:
+                    patch["marketing_opt_in"] = rng.random() < 0.5
+        rows.append({"contact_id": contact, "version": version, **patch, "updated_at": when})
+    same_second(rng, rows, "updated_at", "contact_id", 10)
+    rows.sort(key=lambda r: (r["updated_at"], r["contact_id"], r["version"]))
+    update_id = 0
+    records = []
+    for row in rows:
+        update_id += rng.choice([1, 1, 2])
+        records.append({**row, "update_id": update_id, "updated_at": ts(row["updated_at"])})
+    return {"contact_updates": ordered(records, "updated_at", "update_id")}
+
+
+GENERATORS["contact_profile_patches"] = gen_contact_profile_patches
+
+
+ORDER_FLOW = ["placed", "paid", "packed", "shipped", "delivered"]
+
+
+def gen_order_status_current() -> dict[str, list[dict]]:
+    rng = random.Random(20241111)
+    start = dt.datetime(2024, 11, 11, 0, 0, 0)
+    orders = rng.sample(range(9_000_000, 9_100_000), 70)
+    rows: list[dict] = []
+    flows: dict[int, list[str]] = {}
+    for order in orders:
+        flow = ORDER_FLOW[:rng.randint(1, len(ORDER_FLOW))]
+        if rng.random() < 0.12:
+            flow = flow[:rng.randint(1, 2)] + ["cancelled"]
+        elif flow[-1] == "delivered" and rng.random() < 0.2:
+            flow = [*flow, "returned"]
+        flows[order] = flow
+    for order, seq, when in versions(rng, orders, start, 7, [9], (300, 36 * 3600)):
+        flow = flows[order]
+        if seq > len(flow):
+            continue
+        status = flow[seq - 1]
+        total = money(rng.randint(999, 45000)) if status == "placed" else None
+        rows.append({"order_id": order, "status_seq": seq, "status": status,
+                     "order_total": total, "event_at": when})
+    same_second(rng, rows, "event_at", "order_id", 10)
+    rows.sort(key=lambda r: (r["event_at"], r["order_id"], r["status_seq"]))
+    event_id = 0
+    records = []
+    for row in rows:
+        event_id += rng.choice([1, 1, 2])
+        records.append({**row, "event_id": event_id, "event_at": ts(row["event_at"])})
+    return {"order_events": ordered(records, "event_at", "event_id")}
+
+
+GENERATORS["order_status_current"] = gen_order_status_current

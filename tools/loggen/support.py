@@ -103,7 +103,38 @@ def gen_ticket_current_state() -> dict[str, list[dict]]:
     return {"ticket_changes": ordered(records, "updated_at", "change_id")}
 
 
+def gen_ticket_sla_status() -> dict[str, list[dict]]:
+    rng = random.Random(20240902)
+    start = dt.datetime(2024, 9, 2, 7, 0, 0)
+    tickets = rng.sample(range(600_000, 700_000), 45)
+    rows: list[dict] = []
+    for ticket in tickets:
+        when = start + dt.timedelta(seconds=rng.randrange(0, 10 * 86400))
+        queue = weighted(rng, [("billing", 3), ("shipping", 4), ("technical", 2), (None, 1)])
+        rows.append({"ticket_id": ticket, "event_type": "opened", "queue": queue,
+                     "agent_id": None, "event_at": when})
+        for _ in range(rng.randint(0, 8)):
+            when += dt.timedelta(seconds=rng.randrange(120, 20 * 3600))
+            kind = str(weighted(rng, [("agent_reply", 5), ("customer_reply", 4),
+                                      ("resolved", 2), ("reopened", 1)]))
+            rows.append({"ticket_id": ticket, "event_type": kind, "queue": None,
+                         "agent_id": rng.choice([41, 42, 47, 53]) if kind == "agent_reply"
+                         else None, "event_at": when})
+    rows.sort(key=lambda r: (r["event_at"], r["ticket_id"]))
+    # Two tickets changing in the same second.
+    for a, b in zip(rows[5::23], rows[6::23], strict=False):
+        if a["ticket_id"] != b["ticket_id"]:
+            b["event_at"] = a["event_at"]
+    event_id = 0
+    records = []
+    for row in sorted(rows, key=lambda r: (r["event_at"], r["ticket_id"])):
+        event_id += rng.choice([1, 1, 2])
+        records.append({**row, "event_id": event_id, "event_at": ts(row["event_at"])})
+    return {"ticket_events": ordered(records, "event_at", "event_id")}
+
+
 GENERATORS = {
     "support_messages_clean": gen_support_messages_clean,
     "ticket_current_state": gen_ticket_current_state,
+    "ticket_sla_status": gen_ticket_sla_status,
 }
