@@ -118,7 +118,32 @@ def gen_campaign_settings_current() -> dict[str, list[dict]]:
     return {"campaign_changes": ordered(records, "changed_at", "change_id")}
 
 
+def gen_campaign_daily_delivery() -> dict[str, list[dict]]:
+    rng = random.Random(20240701)
+    start = dt.datetime(2024, 7, 1)
+    campaigns = {401: 1800, 402: 2400, 407: 950, 415: 3100}  # CPM in micros per impression
+    rows: list[dict] = []
+    for _ in range(300):
+        campaign = rng.choice(list(campaigns))
+        kind = str(weighted(rng, [("impression", 70), ("click", 22), ("conversion", 8)]))
+        cost = {"impression": campaigns[campaign], "click": rng.choice([250_000, 410_000]),
+                "conversion": None}[kind]
+        rows.append({"campaign_id": campaign, "event_type": kind, "cost_micros": cost,
+                     "occurred_at": start + dt.timedelta(seconds=rng.randrange(0, 6 * 86400))})
+    twins(rng, rows, 10)
+    ties(rng, rows, "occurred_at", "campaign_id", 10)
+    # events a few seconds around midnight
+    for row in rng.sample(rows, 6):
+        moment = row["occurred_at"].replace(hour=0, minute=0, second=0)
+        row["occurred_at"] = moment + dt.timedelta(seconds=rng.choice([-2, -1, 0, 1]))
+    rows.sort(key=lambda r: (r["occurred_at"], r["campaign_id"]))
+    records = [{**r, "event_id": hexid(rng, "ev", 14), "occurred_at": ts(r["occurred_at"])}
+               for r in rows]
+    return {"ad_events": ordered(records, "occurred_at", "event_id")}
+
+
 GENERATORS = {
+    "campaign_daily_delivery": gen_campaign_daily_delivery,
     "ad_clicks_clean": gen_ad_clicks_clean,
     "ad_click_attribution": gen_ad_click_attribution,
     "campaign_settings_current": gen_campaign_settings_current,

@@ -115,7 +115,35 @@ def gen_device_registry_current() -> dict[str, list[dict]]:
     return {"device_events": ordered(records, "updated_at", "event_id")}
 
 
+def gen_sensor_hourly_stats() -> dict[str, list[dict]]:
+    rng = random.Random(20240805)
+    start = dt.datetime(2024, 8, 5, 0, 0, 0)
+    meters = ["line-1", "line-2", "line-3", "compressor", "chiller"]
+    rows: list[dict] = []
+    for meter in meters:
+        base = {"line-1": 42.0, "line-2": 38.5, "line-3": 51.0, "compressor": 17.2,
+                "chiller": 23.9}[meter]
+        when = start + dt.timedelta(seconds=rng.randrange(0, 900))
+        while when < start + dt.timedelta(hours=30):
+            kw = None if rng.random() < 0.05 else round(base * rng.uniform(0.7, 1.3), 2)
+            rows.append({"meter_id": meter, "power_kw": kw, "measured_at": when})
+            when += dt.timedelta(seconds=rng.choice([900, 1200, 1500, 1800, 2400]))
+    twins(rng, rows, 8)
+    ties(rng, rows, "measured_at", "meter_id", 10)
+    # readings exactly on the hour belong to the hour they start
+    for row in rng.sample(rows, 6):
+        row["measured_at"] = row["measured_at"].replace(minute=0, second=0)
+    rows.sort(key=lambda r: (r["measured_at"], r["meter_id"]))
+    sample_id = 0
+    records = []
+    for row in rows:
+        sample_id += rng.choice([1, 1, 2])
+        records.append({**row, "sample_id": sample_id, "measured_at": ts(row["measured_at"])})
+    return {"power_samples": ordered(records, "measured_at", "sample_id")}
+
+
 GENERATORS = {
+    "sensor_hourly_stats": gen_sensor_hourly_stats,
     "sensor_readings_calibrated": gen_sensor_readings_calibrated,
     "device_last_reading": gen_device_last_reading,
     "device_registry_current": gen_device_registry_current,

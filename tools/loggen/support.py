@@ -133,7 +133,31 @@ def gen_ticket_sla_status() -> dict[str, list[dict]]:
     return {"ticket_events": ordered(records, "event_at", "event_id")}
 
 
+def gen_queue_daily_ticket_counts() -> dict[str, list[dict]]:
+    rng = random.Random(20240909)
+    start = dt.datetime(2024, 9, 9)
+    rows: list[dict] = []
+    for _ in range(260):
+        rows.append({
+            "queue": weighted(rng, [("billing", 5), ("shipping", 6), ("returns", 3),
+                                    ("technical", 3), (None, 3)]),
+            "channel": weighted(rng, [("email", 5), ("chat", 4), ("phone", 2)]),
+            "priority": weighted(rng, [("low", 3), ("normal", 8), ("high", 3), ("urgent", 1)]),
+            "opened_at": start + dt.timedelta(seconds=rng.randrange(0, 12 * 86400)),
+        })
+    twins(rng, rows, 8)
+    ties(rng, rows, "opened_at", "channel", 10)
+    rows.sort(key=lambda r: (r["opened_at"], r["channel"]))
+    ticket_id = 830_000
+    records = []
+    for row in rows:
+        ticket_id += rng.choice([1, 1, 2, 3])
+        records.append({**row, "ticket_id": ticket_id, "opened_at": ts(row["opened_at"])})
+    return {"tickets_opened": ordered(records, "opened_at", "ticket_id")}
+
+
 GENERATORS = {
+    "queue_daily_ticket_counts": gen_queue_daily_ticket_counts,
     "support_messages_clean": gen_support_messages_clean,
     "ticket_current_state": gen_ticket_current_state,
     "ticket_sla_status": gen_ticket_sla_status,
