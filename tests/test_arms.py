@@ -195,3 +195,13 @@ def test_idioms_come_sorted_from_the_extractor(monkeypatch: pytest.MonkeyPatch) 
     fake.signature = lambda sql: ["select_star", "history_table"]  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "arrivalbench.agent.idioms", fake)
     assert arms.idioms("SELECT * FROM x") == ["history_table", "select_star"]
+
+
+def test_idioms_are_none_when_the_extractor_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(sql: str) -> list[str]:
+        raise ValueError("cannot parse")
+
+    fake = types.ModuleType("arrivalbench.agent.idioms")
+    fake.signature = broken  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "arrivalbench.agent.idioms", fake)
+    assert arms.idioms("not SQL at all") is None

@@ -69,6 +69,8 @@ def test_run_grades_the_default_arms_and_a_second_run_grades_nothing(
         ("finished", 3 * POINTS, 0, "local", 2, 1, ["gold", "negatives", "template"], ["tiny"],
          True)]
     assert rows(results, "SELECT source FROM tasks") == [(str(tiny_dir.resolve()),)]
+    # Idiom tags are stored with each artifact (the extractor ships with the package).
+    assert rows(results, "SELECT count(*) FROM artifacts WHERE idioms IS NOT NULL") == [(3,)]
 
     code, out, _ = cli(capsys, "run", "--task", str(tiny_dir), "--seeds", "1", "--results",
                        str(results))

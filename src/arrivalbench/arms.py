@@ -267,12 +267,16 @@ def submissions(folder: Path, specs: Sequence[TaskSpec], arm_name: str | None = 
 
 
 def idioms(sql: str) -> list[str] | None:
-    """The idiom signature tags of a script, or None when no extractor is installed
-    (`arrivalbench.agent.idioms.signature`, imported lazily)."""
+    """The idiom signature tags of a script (`arrivalbench.agent.idioms.signature`, imported
+    lazily), or None when that extractor is not installed or cannot read this script: tags
+    describe an artifact, they never stop one from being graded."""
     try:
         from arrivalbench.agent.idioms import signature  # type: ignore[import-not-found,unused-ignore]
     except ModuleNotFoundError as exc:
         if exc.name in ("arrivalbench.agent.idioms", "arrivalbench.agent"):
             return None
         raise
-    return sorted(str(tag) for tag in signature(sql))
+    try:
+        return sorted(str(tag) for tag in signature(sql))
+    except Exception:  # a submission may be anything; its verdicts will say what it is
+        return None

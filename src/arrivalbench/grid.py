@@ -47,6 +47,7 @@ from arrivalbench.grading import DEFAULT_SEEDS, plan
 from arrivalbench.schedules import CONTROLS
 from arrivalbench.store import Cell, Key, Store, StoredTask, current_versions
 from arrivalbench.task import TaskSpec, builtin_ids, load_spec
+from arrivalbench.values import digest
 from arrivalbench.verdict import KINDS as VERDICTS
 
 DEFAULT_RESULTS = Path("results") / "arrivalbench.duckdb"
@@ -183,9 +184,11 @@ def _store_artifacts(store: Store, arms: Sequence[str], specs: Sequence[TaskSpec
         for arm in arms:
             cells = []
             for artifact in by_cell.get((arm, spec.id), []):
-                digest = store.add_artifact(artifact.sql, armlib.idioms(artifact.sql))
-                cell = Cell(arm, spec.id, spec.digest, artifact.replicate, digest, None,
-                            artifact.provenance)
+                known = store.artifact_idioms(digest(artifact.sql))
+                tags = known if known is not None else armlib.idioms(artifact.sql)
+                store.add_artifact(artifact.sql, tags)
+                cell = Cell(arm, spec.id, spec.digest, artifact.replicate,
+                            digest(artifact.sql), None, artifact.provenance)
                 cells.append(cell)
                 planned.append(_Planned(cell, spec, source))
             if cells or arm in armlib.BUILTIN_ARMS:
