@@ -72,7 +72,54 @@ def gen_session_page_sequence() -> dict[str, list[dict]]:
     return {"page_views": ordered(records, "viewed_at", "view_id")}
 
 
+def gen_web_sessions() -> dict[str, list[dict]]:
+    rng = random.Random(20240415)
+    start = dt.datetime(2024, 4, 15, 6, 0, 0)
+    visitors = [hexid(rng, "v", 10) for _ in range(30)]
+    rows: list[dict] = []
+    for visitor in visitors:
+        when = start + dt.timedelta(seconds=rng.randrange(0, 2 * 86400))
+        for _ in range(rng.randint(1, 4)):  # visits
+            for _ in range(rng.randint(1, 6)):
+                rows.append({"visitor_id": visitor, "page": rng.choice(PAGES), "hit_at": when})
+                if rng.random() < 0.06:
+                    rows.append(dict(rows[-1]))  # the tag fired twice
+                when += dt.timedelta(seconds=rng.choice([5, 40, 120, 600, 1500, 1800]))
+            when += dt.timedelta(seconds=rng.choice([1801, 2400, 3 * 3600, 20 * 3600]))
+    ties(rng, rows, "hit_at", "visitor_id", 10)
+    records = [{**r, "hit_id": hexid(rng, "h", 12), "hit_at": ts(r["hit_at"])} for r in rows]
+    return {"page_hits": ordered(records, "hit_at", "hit_id")}
+
+
+FUNNEL = ["product_view", "add_to_cart", "checkout_start", "purchase"]
+
+
+def gen_checkout_funnel_daily() -> dict[str, list[dict]]:
+    rng = random.Random(20240617)
+    start = dt.datetime(2024, 6, 17, 7, 0, 0)
+    users = rng.sample(range(50_000, 60_000), 45)
+    rows: list[dict] = []
+    for _ in range(70):  # shopping visits
+        user = rng.choice(users) if rng.random() < 0.85 else None  # not logged in
+        when = start + dt.timedelta(days=rng.randrange(0, 6), seconds=rng.randrange(0, 14 * 3600))
+        depth = rng.choice([1, 1, 1, 2, 2, 3, 4])
+        for step in FUNNEL[:depth]:
+            for _ in range(rng.choice([1, 1, 2])):
+                rows.append({"user_id": user, "event_name": step, "occurred_at": when})
+                when += dt.timedelta(seconds=rng.randrange(5, 900))
+        if rng.random() < 0.3:  # browsing on after a purchase, or a stray cart add first
+            rows.append({"user_id": user, "event_name": rng.choice(["add_to_cart", "search"]),
+                         "occurred_at": when - dt.timedelta(seconds=rng.randrange(0, 7200))})
+    twins(rng, rows, 8)
+    ties(rng, rows, "occurred_at", "event_name", 10)
+    records = [{**r, "event_id": hexid(rng, "e", 12), "occurred_at": ts(r["occurred_at"])}
+               for r in rows]
+    return {"shop_events": ordered(records, "occurred_at", "event_id")}
+
+
 GENERATORS = {
+    "checkout_funnel_daily": gen_checkout_funnel_daily,
+    "web_sessions": gen_web_sessions,
     "product_events_with_plan": gen_product_events_with_plan,
     "session_page_sequence": gen_session_page_sequence,
 }

@@ -79,7 +79,42 @@ def gen_parcel_latest_status() -> dict[str, list[dict]]:
     return {"parcel_status_updates": ordered(records, "updated_at", "update_id")}
 
 
+def gen_inventory_on_hand() -> dict[str, list[dict]]:
+    rng = random.Random(20241021)
+    start = dt.datetime(2024, 10, 21, 6, 0, 0)
+    rows: list[dict] = []
+    for warehouse in (3, 5, 8):
+        for sku in rng.sample([f"SKU-{n:04d}" for n in range(1000, 1100)], 9):
+            when = start + dt.timedelta(seconds=rng.randrange(0, 86400))
+            rows.append({"warehouse_id": warehouse, "sku": sku, "movement_type": "receipt",
+                         "quantity": rng.choice([20, 40, 60]), "moved_at": when})
+            for _ in range(rng.randint(4, 13)):
+                when += dt.timedelta(seconds=rng.randrange(600, 20 * 3600))
+                kind = str(weighted(rng, [("shipment", 10), ("receipt", 2), ("return", 2),
+                                          ("adjustment", 1), ("transfer_out", 1)]))
+                quantity = {"shipment": -rng.randint(1, 12), "receipt": rng.choice([20, 40]),
+                            "return": rng.randint(1, 3), "adjustment": rng.choice([-2, -1, 1]),
+                            "transfer_out": -rng.choice([5, 10])}[kind]
+                rows.append({"warehouse_id": warehouse, "sku": sku, "movement_type": kind,
+                             "quantity": quantity, "moved_at": when})
+                if kind == "shipment" and rng.random() < 0.1:
+                    rows.append(dict(rows[-1]))  # two identical orders picked together
+    # Movements of two bins in the same second.
+    for _ in range(10):
+        a, b = rng.sample(range(len(rows)), 2)
+        if (rows[a]["warehouse_id"], rows[a]["sku"]) != (rows[b]["warehouse_id"], rows[b]["sku"]):
+            rows[b]["moved_at"] = rows[a]["moved_at"]
+    rows.sort(key=lambda r: (r["moved_at"], r["warehouse_id"], r["sku"]))
+    movement_id = 0
+    records = []
+    for row in rows:
+        movement_id += rng.choice([1, 1, 2])
+        records.append({**row, "movement_id": movement_id, "moved_at": ts(row["moved_at"])})
+    return {"stock_movements": ordered(records, "moved_at", "movement_id")}
+
+
 GENERATORS = {
+    "inventory_on_hand": gen_inventory_on_hand,
     "parcel_scan_intervals": gen_parcel_scan_intervals,
     "parcel_latest_status": gen_parcel_latest_status,
 }
