@@ -142,7 +142,26 @@ def gen_campaign_daily_delivery() -> dict[str, list[dict]]:
     return {"ad_events": ordered(records, "occurred_at", "event_id")}
 
 
+def gen_campaign_unique_reach() -> dict[str, list[dict]]:
+    rng = random.Random(20240722)
+    start = dt.datetime(2024, 7, 22)
+    users = [hexid(rng, "u", 10) for _ in range(70)]
+    rows: list[dict] = []
+    for _ in range(290):
+        rows.append({
+            "campaign_id": rng.choice([501, 502, 509]),
+            "user_id": None if rng.random() < 0.08 else rng.choice(users[:rng.choice([25, 70])]),
+            "served_at": start + dt.timedelta(seconds=rng.randrange(0, 7 * 86400)),
+        })
+    twins(rng, rows, 8)  # two slots on one page: same user, same time, two impressions
+    ties(rng, rows, "served_at", "campaign_id", 10)
+    records = [{**r, "impression_id": hexid(rng, "imp", 12), "served_at": ts(r["served_at"])}
+               for r in rows]
+    return {"impressions_served": ordered(records, "served_at", "impression_id")}
+
+
 GENERATORS = {
+    "campaign_unique_reach": gen_campaign_unique_reach,
     "campaign_daily_delivery": gen_campaign_daily_delivery,
     "ad_clicks_clean": gen_ad_clicks_clean,
     "ad_click_attribution": gen_ad_click_attribution,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from loggen.common import ordered, same_second, ties, ts, twins, versions, weighted
+from loggen.common import money, ordered, same_second, ties, ts, twins, versions, weighted
 
 SKUS = [("SEAT-STD", "29.00"), ("SEAT-PRO", "59.00"), ("STORAGE-100G", "4.99"),
         ("SUPPORT-PREM", "199.00"), ("ONBOARDING", "750.00"), ("API-10K", "12.50")]
@@ -78,3 +78,32 @@ def gen_subscription_current_plan() -> dict[str, list[dict]]:
 
 
 GENERATORS["subscription_current_plan"] = gen_subscription_current_plan
+
+
+def gen_mrr_by_plan() -> dict[str, list[dict]]:
+    rng = random.Random(20240212)
+    start = dt.datetime(2024, 2, 12)
+    subscriptions = rng.sample(range(400_000, 500_000), 80)
+    rows: list[dict] = []
+    for sub, version, when in versions(rng, subscriptions, start, 15, [1, 2, 2, 3, 4, 5],
+                                       (3600, 5 * 86400)):
+        plan = rng.choice(list(PLAN_PRICES))
+        rows.append({
+            "subscription_id": sub, "version": version, "plan": plan,
+            "seats": None if plan == "basic" else rng.choice([1, 3, 5, 12]),
+            "monthly_price": money(PLAN_PRICES[plan] - rng.choice([0, 0, 0, 100])),
+            "status": weighted(rng, [("active", 10), ("trialing", 3), ("past_due", 2),
+                                     ("cancelled", 3)]),
+            "changed_at": when,
+        })
+    same_second(rng, rows, "changed_at", "subscription_id", 10)
+    rows.sort(key=lambda r: (r["changed_at"], r["subscription_id"], r["version"]))
+    change_id = 0
+    records = []
+    for row in rows:
+        change_id += rng.choice([1, 1, 2])
+        records.append({**row, "change_id": change_id, "changed_at": ts(row["changed_at"])})
+    return {"subscription_changes": ordered(records, "changed_at", "change_id")}
+
+
+GENERATORS["mrr_by_plan"] = gen_mrr_by_plan

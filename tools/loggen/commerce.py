@@ -118,3 +118,40 @@ def gen_order_status_current() -> dict[str, list[dict]]:
 
 
 GENERATORS["order_status_current"] = gen_order_status_current
+
+
+CATEGORIES = {"apparel": 6, "footwear": 4, "outdoor": 5, "accessories": 2, None: 4}
+
+
+def gen_top_products_per_category() -> dict[str, list[dict]]:
+    rng = random.Random(20241202)
+    start = dt.datetime(2024, 12, 2, 8, 0, 0)
+    products: list[tuple[int, str | None, int]] = []
+    product_id = 7000
+    for category, count in CATEGORIES.items():
+        for _ in range(count):
+            product_id += rng.choice([1, 3, 7])
+            products.append((product_id, category, rng.choice([1500, 2500, 2500, 4000, 9900])))
+    rows: list[dict] = []
+    order_id = 120_000
+    for _ in range(110):
+        order_id += rng.choice([1, 2])
+        when = start + dt.timedelta(seconds=rng.randrange(0, 10 * 86400))
+        for product, category, price in rng.sample(products, rng.choice([1, 1, 2, 3])):
+            quantity = rng.choice([1, 1, 1, 2, 3])
+            rows.append({"order_id": order_id, "product_id": product, "category": category,
+                         "quantity": quantity, "line_amount": money(price * quantity),
+                         "ordered_at": when})
+    # a product line entered twice on one order (two lines)
+    for row in rng.sample(rows, 6):
+        rows.append(dict(row))
+    rows.sort(key=lambda r: (r["ordered_at"], r["order_id"], r["product_id"]))
+    line_id = 0
+    records = []
+    for row in rows:
+        line_id += rng.choice([1, 1, 2])
+        records.append({**row, "line_id": line_id, "ordered_at": ts(row["ordered_at"])})
+    return {"order_lines": ordered(records, "ordered_at", "line_id")}
+
+
+GENERATORS["top_products_per_category"] = gen_top_products_per_category
