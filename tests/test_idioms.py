@@ -145,6 +145,11 @@ HAS: dict[str, list[str]] = {
         "QUALIFY row_number() OVER (PARTITION BY id ORDER BY ts) = 1",
         "INSERT INTO h SELECT id, x FROM (SELECT *, row_number() OVER (PARTITION BY id) AS rn "
         "FROM incoming.o) WHERE rn = 1",
+        "CREATE TEMP TABLE b AS SELECT DISTINCT * FROM incoming.o; INSERT INTO h SELECT * FROM b",
+        "WITH b AS (SELECT DISTINCT ON (id) * FROM incoming.o) INSERT INTO h SELECT * FROM b",
+        "MERGE INTO t USING (SELECT * FROM incoming.o QUALIFY row_number() OVER "
+        "(PARTITION BY id ORDER BY v DESC) = 1) s ON t.id = s.id "
+        "WHEN NOT MATCHED THEN INSERT VALUES (s.id)",
     ],
     "upsert": [
         "INSERT INTO t SELECT * FROM incoming.o ON CONFLICT (id) DO UPDATE SET x = excluded.x",
@@ -199,6 +204,13 @@ HAS_NOT: dict[str, list[str]] = {
         "CREATE OR REPLACE TABLE t AS SELECT DISTINCT a FROM h",  # dedup of history, not batch
         "INSERT INTO t SELECT id, row_number() OVER (PARTITION BY g ORDER BY ts) AS step "
         "FROM incoming.o",  # a numbering, not a guard
+        # the batch's distinct keys only choose which stored rows to rebuild
+        "CREATE TEMP TABLE touched AS SELECT DISTINCT day FROM incoming.o; "
+        "INSERT INTO t SELECT day, count(*) FROM h WHERE day IN (SELECT day FROM touched) "
+        "GROUP BY day",
+        # DISTINCT over stored rows that the batch merely selects
+        "INSERT INTO t WITH e AS (SELECT * FROM h WHERE id IN (SELECT id FROM incoming.o)) "
+        "SELECT DISTINCT id FROM e",
     ],
     "upsert": [
         "INSERT INTO t SELECT * FROM incoming.o",

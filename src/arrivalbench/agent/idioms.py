@@ -52,10 +52,13 @@ _BEGIN = re.compile(r"^\s*(?:--[^\n]*\n\s*|/\*.*?\*/\s*)*(?:begin|start)\b",
 @dataclass
 class _Reader:
     tags: set[str] = field(default_factory=set)
-    batch: set[str] = field(default_factory=set)  # temp tables, views, CTEs over the batch
+    batch: set[str] = field(default_factory=set)  # temp tables, views, CTEs whose rows are batch
+    touched: set[str] = field(default_factory=set)  # ... whose definition reads the batch at all
+    guarded: set[str] = field(default_factory=set)  # batch relations already deduplicated
     temporary: set[str] = field(default_factory=set)  # temp tables and views
     cleared: set[str] = field(default_factory=set)  # emptied or dropped, not yet refilled
     replaced: set[str] = field(default_factory=set)  # rows matching the batch deleted
+    ctes: dict[str, exp.Expr] = field(default_factory=dict)  # of the statement being read
 
     # -- relations -----------------------------------------------------------------------------
 
@@ -68,7 +71,9 @@ class _Reader:
             yield from (t for t in node.find_all(exp.Table) if t.name)
 
     def reads_batch(self, node: object) -> bool:
-        return any(self.is_batch(t) for t in self.tables(node))
+        """Anything in `node` reads the batch, if only in a filter."""
+        return any(self.is_batch(t) or (not t.db and t.name.lower() in self.touched)
+                   for t in self.tables(node))
 
     def reads_persistent(self, node: object) -> bool:
         return any(not self.is_batch(t) for t in self.tables(node))
@@ -81,32 +86,64 @@ class _Reader:
 
     def selects_batch(self, select: exp.Select) -> bool:
         """The select's own FROM and JOINs read the batch (directly or via a subquery)."""
-        for source in self.direct_sources(select):
-            if isinstance(source, exp.Table) and self.is_batch(source):
-                return True
-            if isinstance(source, exp.Subquery | exp.Select) and self.reads_batch(source):
-                return True
-        return False
+        return any((isinstance(source, exp.Table) and self.is_batch(source)) or
+                   (not isinstance(source, exp.Table) and self.rows_from_batch(source))
+                   for source in self.direct_sources(select))
+
+    def rows_from_batch(self, source: object) -> bool:
+        """The rows themselves come from the batch (not merely filtered by it)."""
+        if isinstance(source, exp.Subquery):
+            return self.rows_from_batch(source.this)
+        if isinstance(source, exp.SetOperation):
+            return self.rows_from_batch(source.this) or self.rows_from_batch(source.expression)
+        return isinstance(source, exp.Select) and self.selects_batch(source)
+
+    def row_selects(self, source: object, seen: frozenset[str] = frozenset()
+                    ) -> Iterator[exp.Select]:
+        """The selects the rows of `source` flow through: it, its FROM and JOIN subqueries and
+        CTEs, recursively; never a subquery that only filters."""
+        if isinstance(source, exp.Subquery):
+            yield from self.row_selects(source.this, seen)
+        elif isinstance(source, exp.SetOperation):
+            yield from self.row_selects(source.this, seen)
+            yield from self.row_selects(source.expression, seen)
+        elif isinstance(source, exp.Select):
+            yield source
+            for inner in self.direct_sources(source):
+                name = inner.name.lower() if isinstance(inner, exp.Table) and not inner.db \
+                    else ""
+                if name in self.ctes and name not in seen:
+                    yield from self.row_selects(self.ctes[name], seen | {name})
+                elif not isinstance(inner, exp.Table):
+                    yield from self.row_selects(inner, seen)
 
     # -- statements ----------------------------------------------------------------------------
 
     def read(self, statement: exp.Expr) -> None:
-        ctes = set()
+        self.ctes = {}
+        added: set[str] = set()
         for cte in statement.find_all(exp.CTE):
+            name = cte.alias_or_name.lower()
+            self.ctes[name] = cte.this
+            if name in self.batch | self.touched:
+                continue
+            if self.rows_from_batch(cte.this):
+                self.batch.add(name)
+                added.add(name)
             if self.reads_batch(cte.this):
-                ctes.add(cte.alias_or_name.lower())
-        ctes -= self.batch
-        self.batch |= ctes  # CTE names are in scope for this statement only
+                self.touched.add(name)
+                added.add(name)
         try:
             self.statement(statement)
-        finally:
-            self.batch -= ctes
+        finally:  # CTE names are in scope for this statement only
+            self.batch -= added
+            self.touched -= added
+            self.guarded -= added
+            self.ctes = {}
 
     def statement(self, statement: exp.Expr) -> None:
         for select in statement.find_all(exp.Select):
             self.select(select)
-        if self.first_of_rank(statement):
-            self.tags.add("batch_dedup")
         for comparison in statement.find_all(*_COMPARE):
             if self.is_watermark(comparison):
                 self.tags.add("watermark_filter")
@@ -118,6 +155,8 @@ class _Reader:
                 self.tags.add("anti_join")
         if isinstance(statement, exp.Merge):
             self.tags.add("upsert")
+            if self.is_guarded(statement.args.get("using")):
+                self.tags.add("batch_dedup")
         elif isinstance(statement, exp.Insert):
             self.insert(statement)
         elif isinstance(statement, exp.Create):
@@ -143,20 +182,28 @@ class _Reader:
                     isinstance(projection, exp.Column) and isinstance(projection.this, exp.Star)
             ) or (isinstance(projection, exp.Columns) and isinstance(projection.this, exp.Star)):
                 self.tags.add("select_star")
-        sources = self.direct_sources(select)
         for join in select.args.get("joins") or []:
             anti = join.args.get("kind", "").upper() == "ANTI" and \
                 self.reads_persistent(join.this)
             if anti or (join.args.get("side", "").upper() == "LEFT" and
                         self.left_anti(select, join)):
                 self.tags.add("anti_join")
-        if not sources or not self.selects_batch(select):
-            return
-        if select.args.get("distinct"):
-            self.tags.add("batch_dedup")
-        group = select.args.get("group")
-        if group is not None and self.only_picks(select):
-            self.tags.add("batch_dedup")
+
+    # -- the in-batch guard --------------------------------------------------------------------
+
+    def is_guarded(self, source: object) -> bool:
+        """The rows of `source` pass a guard against repeated batch records on their way:
+        DISTINCT (ON) or a GROUP BY that only picks values over the batch, a ROW_NUMBER/RANK
+        over the batch kept where it is 1, or a batch relation guarded before."""
+        selects = list(self.row_selects(source))
+        for select in selects:
+            if self.selects_batch(select) and (select.args.get("distinct") or (
+                    select.args.get("group") is not None and self.only_picks(select))):
+                return True
+            if any(isinstance(t, exp.Table) and not t.db and t.name.lower() in self.guarded
+                   for t in self.direct_sources(select)):
+                return True
+        return self.first_of_rank(selects)
 
     def only_picks(self, select: exp.Select) -> bool:
         """No aggregate but ones that pick a value (window functions aside)."""
@@ -166,12 +213,12 @@ class _Reader:
                     return False
         return True
 
-    def first_of_rank(self, statement: exp.Expr) -> bool:
+    def first_of_rank(self, selects: list[exp.Select]) -> bool:
         """A ROW_NUMBER/RANK over rows read from the batch, kept only where it is 1: in a
         QUALIFY, or through its alias in an outer WHERE (a numbering alone is no guard)."""
         windows: list[exp.Window] = []
         aliases: set[str] = set()
-        for select in statement.find_all(exp.Select):
+        for select in selects:
             if not self.selects_batch(select):
                 continue
             for window in select.find_all(exp.Window):
@@ -181,7 +228,9 @@ class _Reader:
                         aliases.add(window.parent.alias.lower())
         if not windows:
             return False
-        for test in statement.find_all(exp.EQ, exp.LTE, exp.LT):
+        filters = [f for s in selects for f in (s.args.get("qualify"), s.args.get("where"))
+                   if f is not None]
+        for test in (t for f in filters for t in f.find_all(exp.EQ, exp.LTE, exp.LT)):
             for ranked, bound in ((test.this, test.expression), (test.expression, test.this)):
                 if not isinstance(bound, exp.Literal) or bound.is_string:
                     continue
@@ -191,6 +240,8 @@ class _Reader:
                         (isinstance(ranked, exp.Column) and ranked.name.lower() in aliases):
                     return True
         return False
+
+    # -- other idioms --------------------------------------------------------------------------
 
     def left_anti(self, select: exp.Select, join: exp.Join) -> bool:
         """LEFT JOIN persistent AS p ... WHERE p.col IS NULL."""
@@ -233,37 +284,42 @@ class _Reader:
                     return True
         return False
 
+    # -- writes --------------------------------------------------------------------------------
+
     def insert(self, insert: exp.Insert) -> None:
         target = insert.this.this if isinstance(insert.this, exp.Schema) else insert.this
         name = target.name.lower() if isinstance(target, exp.Table) else ""
+        source = insert.expression
         conflict = insert.args.get("conflict")
         alternative = str(insert.args.get("alternative") or "").upper()
         if conflict is not None or alternative in ("REPLACE", "IGNORE"):
             self.tags.add("upsert")
-        if name in self.replaced and self.reads_batch(insert.expression):
+        if name in self.replaced and self.reads_batch(source):
             self.tags.add("upsert")
-        source = insert.expression
         updates = alternative == "REPLACE" or (
             conflict is not None and "UPDATE" in str(conflict.args.get("action") or "").upper())
-        from_batch = self.reads_batch(source)
-        if name in self.temporary or (name in self.cleared and not
-                                      self.reads_persistent(source)):
-            if from_batch:  # a staging table: this batch's records again
-                self.batch.add(name)
-        elif name and not updates and self.rows_from_batch(source) and \
-                not self.aggregates(source):
-            self.tags.add("history_table")
+        staging = name in self.temporary or (name in self.cleared and
+                                             not self.reads_persistent(source))
+        if staging:  # a table that holds this batch's records again
+            self.mark(name, source)
+        else:
+            if self.is_guarded(source):
+                self.tags.add("batch_dedup")
+            if name and not updates and self.rows_from_batch(source) and \
+                    not self.aggregates(source):
+                self.tags.add("history_table")
         if name in self.cleared and self.reads_persistent(source):
             self.tags.add("full_recompute")
         self.cleared.discard(name)
 
-    def rows_from_batch(self, source: exp.Expr | None) -> bool:
-        """The rows themselves come from the batch (not merely filtered by it)."""
-        if isinstance(source, exp.Subquery):
-            return self.rows_from_batch(source.this)
-        if isinstance(source, exp.SetOperation):
-            return self.rows_from_batch(source.this) or self.rows_from_batch(source.expression)
-        return isinstance(source, exp.Select) and self.selects_batch(source)
+    def mark(self, name: str, query: object) -> None:
+        """Record what a temporary or staging relation holds."""
+        if self.rows_from_batch(query):
+            self.batch.add(name)
+            if self.is_guarded(query):
+                self.guarded.add(name)
+        if self.reads_batch(query):
+            self.touched.add(name)
 
     def aggregates(self, source: exp.Expr | None) -> bool:
         if source is None:
@@ -285,20 +341,23 @@ class _Reader:
         query = create.expression
         if kind == "VIEW" or temporary:
             self.temporary.add(name)
-            if self.reads_batch(query):
-                self.batch.add(name)
-            elif kind == "VIEW" and not temporary and self.reads_persistent(query):
+            self.mark(name, query)
+            if kind == "VIEW" and not temporary and not self.reads_batch(query) and \
+                    self.reads_persistent(query):
                 self.tags.add("full_recompute")  # the target as a view over what is stored
             return
         if kind != "TABLE" or query is None:
             return
-        self.batch.discard(name)
+        for names in (self.batch, self.touched, self.guarded):
+            names.discard(name)
+        if self.is_guarded(query):
+            self.tags.add("batch_dedup")
         rebuilt = bool(create.args.get("replace")) or (name in self.cleared and
                                                         not create.args.get("exists"))
         if rebuilt and self.reads_persistent(query):
             self.tags.add("full_recompute")
         elif rebuilt and self.reads_batch(query):
-            self.batch.add(name)  # a staging table rebuilt from each batch
+            self.mark(name, query)  # a staging table rebuilt from each batch
         self.cleared.discard(name)
 
 
