@@ -3,6 +3,7 @@ HTTP against a small OpenAI-compatible server on loopback."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -226,7 +227,7 @@ def test_a_second_run_generates_only_what_is_missing(generated: dict[str, Any]) 
     assert rows(request.results, "SELECT task, transcript FROM transcripts WHERE task <> "
                                  "'breaks' ORDER BY task") == before
     # more replicates add replicates
-    larger = generation.Request(**{**request.__dict__, "replicates": 2})
+    larger = dataclasses.replace(request, replicates=2)
     assert len(generation.make_plan(larger).todo) == len(SCRIPTS)
 
 

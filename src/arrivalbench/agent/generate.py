@@ -21,6 +21,7 @@ holds a `.gitignore` of its own so that it never lands in a repository.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -273,7 +274,7 @@ def run(request: Request, *, model_args: dict[str, Any] | None = None,
                                   tasks=[source_of(spec) for spec in plan.specs],
                                   seeds=request.seeds, workers=request.workers,
                                   progress=progress)
-        outcome = Outcome(**{**outcome.__dict__, "grading": summary})
+        outcome = dataclasses.replace(outcome, grading=summary)
     return outcome
 
 
