@@ -38,7 +38,7 @@ def test_writes_every_file_and_prints_the_summary(results: Path, tmp_path: Path,
         assert (tmp_path / name).is_file(), name
     # the terminal table: one column per arm, the headline rows, intervals
     for text in ("alpha", "m:unhinted", "negatives", "snapshot pass", "gap (all-in)",
-                 "ordering", "idempotency", "0.67 [0.00, 1.00]", "6 (1)"):
+                 "ordering", "idempotency", "0.67 [0.00,1.00]", "6 (1)"):
         assert text in out, text
     assert "note: m:unhinted: 1 cell(s) with a script but no snapshot verdict" in out
     assert "note: m:unhinted: 1 cell(s) without a script are counted apart" in out

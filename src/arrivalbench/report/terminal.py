@@ -11,7 +11,7 @@ from rich.table import Table
 from arrivalbench.report.tables import DASH, fmt_number
 
 HEADLINE = (("snapshot_pass", "snapshot pass"), ("gap", "gap (all-in)"),
-            ("gap_controls", "gap, controls pass"), ("silent", "silent"), ("crash", "crash"),
+            ("gap_controls", "gap (controls)"), ("silent", "silent"), ("crash", "crash"),
             ("ordering", "ordering"), ("idempotency", "idempotency"),
             ("ordering_minus_idempotency", "ordering \u2212 idemp."), ("backfill", "backfill"),
             ("schema_evolution", "schema_evolution"))
@@ -20,7 +20,7 @@ HEADLINE = (("snapshot_pass", "snapshot pass"), ("gap", "gap (all-in)"),
 def _cell(m: Mapping[str, Any]) -> str:
     if m["value"] is None:
         return f"[dim]{DASH}[/dim]"
-    return (f"{fmt_number(m['value'])} [dim]\\[{fmt_number(m['low'])}, "
+    return (f"{fmt_number(m['value'])} [dim]\\[{fmt_number(m['low'])},"
             f"{fmt_number(m['high'])}][/dim]")
 
 
