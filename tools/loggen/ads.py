@@ -5,7 +5,18 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from loggen.common import day, hexid, money, ordered, same_second, ties, ts, twins, versions, weighted
+from loggen.common import (
+    day,
+    hexid,
+    money,
+    ordered,
+    same_second,
+    ties,
+    ts,
+    twins,
+    versions,
+    weighted,
+)
 
 AGENTS = [
     ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15", 30),

@@ -117,7 +117,27 @@ def gen_checkout_funnel_daily() -> dict[str, list[dict]]:
     return {"shop_events": ordered(records, "occurred_at", "event_id")}
 
 
+def gen_daily_active_users() -> dict[str, list[dict]]:
+    rng = random.Random(20240708)
+    start = dt.datetime(2024, 7, 8)
+    users = rng.sample(range(100_000, 200_000), 60)
+    joined = {user: rng.randrange(0, 8) for user in users}  # the day each user signs up
+    rows: list[dict] = []
+    for _ in range(280):
+        user = rng.choice(users) if rng.random() < 0.9 else None
+        first = joined[user] if user is not None else 0
+        when = start + dt.timedelta(days=rng.randint(first, 9), seconds=rng.randrange(0, 86400))
+        rows.append({"user_id": user, "platform": rng.choice(["ios", "android", "web"]),
+                     "event_name": weighted(rng, EVENTS), "occurred_at": when})
+    twins(rng, rows, 8)
+    ties(rng, rows, "occurred_at", "platform", 10)
+    records = [{**r, "event_id": hexid(rng, "a", 12), "occurred_at": ts(r["occurred_at"])}
+               for r in rows]
+    return {"app_events": ordered(records, "occurred_at", "event_id")}
+
+
 GENERATORS = {
+    "daily_active_users": gen_daily_active_users,
     "checkout_funnel_daily": gen_checkout_funnel_daily,
     "web_sessions": gen_web_sessions,
     "product_events_with_plan": gen_product_events_with_plan,

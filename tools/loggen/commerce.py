@@ -95,7 +95,7 @@ def gen_order_status_current() -> dict[str, list[dict]]:
     for order in orders:
         flow = ORDER_FLOW[:rng.randint(1, len(ORDER_FLOW))]
         if rng.random() < 0.12:
-            flow = flow[:rng.randint(1, 2)] + ["cancelled"]
+            flow = [*flow[:rng.randint(1, 2)], "cancelled"]
         elif flow[-1] == "delivered" and rng.random() < 0.2:
             flow = [*flow, "returned"]
         flows[order] = flow

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from loggen.common import hexid, ordered, ties, ts, twins, weighted
+from loggen.common import hexid, money, ordered, ties, ts, twins, weighted
 
 CURRENCIES = [("USD", 50), ("usd", 6), ("EUR", 22), ("eur", 3), ("GBP", 10), ("JPY", 6),
               ("KRW", 3)]
@@ -117,7 +117,33 @@ def gen_payments_in_eur() -> dict[str, list[dict]]:
             "payments": ordered(pay, "paid_at", "payment_id")}
 
 
+def gen_account_balances() -> dict[str, list[dict]]:
+    rng = random.Random(20240520)
+    start = dt.datetime(2024, 5, 20)
+    accounts = [f"GL-{n}" for n in (1000, 1100, 1200, 2000, 2100, 3000, 4000, 4100, 5000, 6100)]
+    rows: list[dict] = []
+    for _ in range(270):
+        account = rng.choice(accounts)
+        currency = "EUR" if rng.random() < 0.7 else rng.choice(["USD", "GBP"])
+        kind = str(weighted(rng, [("invoice", 8), ("payment", 6), ("accrual", 3), ("fx", 1),
+                                  ("reversal", 2)]))
+        cents = rng.randint(-250_000, 250_000)
+        rows.append({"account_id": account, "currency": currency, "amount": money(cents),
+                     "posting_type": kind,
+                     "posted_at": start + dt.timedelta(seconds=rng.randrange(0, 10 * 86400))})
+    twins(rng, rows, 8)  # the same recurring accrual posted twice, legitimately
+    ties(rng, rows, "posted_at", "account_id", 12)
+    rows.sort(key=lambda r: (r["posted_at"], r["account_id"]))
+    posting_id = 1_000_000
+    records = []
+    for row in rows:
+        posting_id += rng.choice([1, 1, 2, 3])
+        records.append({**row, "posting_id": posting_id, "posted_at": ts(row["posted_at"])})
+    return {"postings": ordered(records, "posted_at", "posting_id")}
+
+
 GENERATORS = {
+    "account_balances": gen_account_balances,
     "payment_captures": gen_payment_captures,
     "ledger_running_balance": gen_ledger_running_balance,
     "payments_in_eur": gen_payments_in_eur,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from loggen.common import ordered, same_second, ties, ts, twins, versions
+from loggen.common import day, ordered, same_second, ties, ts, twins, versions
 
 DOORS = ["HQ-1-MAIN", "HQ-1-SIDE", "HQ-3-LAB", "HQ-4-EXEC", "WH-0-DOCK", "WH-1-OFFICE",
          "LAB-2-CLEAN"]
@@ -118,7 +118,38 @@ def gen_employee_department_scd2() -> dict[str, list[dict]]:
     return {"department_assignments": ordered(records, "effective_at", "change_id")}
 
 
+def gen_weekly_hours_by_department() -> dict[str, list[dict]]:
+    rng = random.Random(20240610)
+    start = dt.datetime(2024, 6, 10, 17, 0, 0)
+    employees = {e: rng.choice(["Engineering", "Support", "Operations", None])
+                 for e in rng.sample(range(30_000, 31_000), 20)}
+    entries = [f"TS-{n}" for n in rng.sample(range(10_000, 99_999), 95)]
+    owner = {entry: rng.choice(list(employees)) for entry in entries}
+    rows: list[dict] = []
+    for entry, revision, when in versions(rng, entries, start, 21, [1, 1, 2, 2, 3, 4],
+                                          (3600, 3 * 86400)):
+        employee = owner[entry]
+        if revision == 1:
+            work_date = (when - dt.timedelta(hours=rng.randint(0, 30))).date()
+        status = "submitted" if revision == 1 else str(
+            rng.choice(["approved", "approved", "submitted", "deleted"]))
+        rows.append({"entry_id": entry, "revision": revision, "employee_id": employee,
+                     "department": employees[employee], "work_date": day(work_date),
+                     "hours": None if status == "deleted" else
+                     f"{rng.choice([4, 6, 7.5, 8, 8, 9.25]):.2f}",
+                     "status": status, "revised_at": when})
+    same_second(rng, rows, "revised_at", "entry_id", 10)
+    rows.sort(key=lambda r: (r["revised_at"], r["entry_id"], r["revision"]))
+    revision_id = 0
+    records = []
+    for row in rows:
+        revision_id += rng.choice([1, 1, 2])
+        records.append({**row, "revision_id": revision_id, "revised_at": ts(row["revised_at"])})
+    return {"timesheet_revisions": ordered(records, "revised_at", "revision_id")}
+
+
 GENERATORS = {
+    "weekly_hours_by_department": gen_weekly_hours_by_department,
     "badge_swipes_enriched": gen_badge_swipes_enriched,
     "employee_directory": gen_employee_directory,
     "employee_department_scd2": gen_employee_department_scd2,

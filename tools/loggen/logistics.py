@@ -113,7 +113,41 @@ def gen_inventory_on_hand() -> dict[str, list[dict]]:
     return {"stock_movements": ordered(records, "moved_at", "movement_id")}
 
 
+def gen_carrier_weekly_on_time() -> dict[str, list[dict]]:
+    rng = random.Random(20240902)
+    start = dt.datetime(2024, 9, 2, 8, 0, 0)  # a Monday
+    rows: list[dict] = []
+    for _ in range(280):
+        carrier = weighted(rng, [("UPS", 6), ("FedEx", 5), ("DHL", 4), ("PostNL", 3), (None, 2)])
+        delivered = start + dt.timedelta(seconds=rng.randrange(0, 35 * 86400))
+        slack = rng.choice([-2, -1, 0, 0, 0, 1, 1, 2, 3])
+        rows.append({"carrier": carrier, "region": rng.choice(["north", "south", "west"]),
+                     "promised_date": day((delivered + dt.timedelta(days=slack)).date()),
+                     "delivered_at": delivered})
+    # twins: two parcels of one order delivered together
+    for row in rng.sample(rows, 8):
+        rows.append(dict(row))
+    for _ in range(10):
+        a, b = rng.sample(range(len(rows)), 2)
+        if rows[a]["carrier"] != rows[b]["carrier"]:
+            rows[b]["delivered_at"] = rows[a]["delivered_at"]
+            rows[b]["promised_date"] = rows[a]["promised_date"]
+    # deliveries just before and after midnight between Sunday and Monday
+    for row in rng.sample(rows, 4):
+        sunday = row["delivered_at"] - dt.timedelta(days=row["delivered_at"].weekday() + 1)
+        row["delivered_at"] = sunday.replace(hour=23, minute=59, second=rng.randint(0, 59))
+    rows.sort(key=lambda r: (r["delivered_at"], r["carrier"] or ""))
+    delivery_id = 0
+    records = []
+    for row in rows:
+        delivery_id += rng.choice([1, 1, 2])
+        records.append({**row, "delivery_id": delivery_id,
+                        "delivered_at": ts(row["delivered_at"])})
+    return {"deliveries": ordered(records, "delivered_at", "delivery_id")}
+
+
 GENERATORS = {
+    "carrier_weekly_on_time": gen_carrier_weekly_on_time,
     "inventory_on_hand": gen_inventory_on_hand,
     "parcel_scan_intervals": gen_parcel_scan_intervals,
     "parcel_latest_status": gen_parcel_latest_status,
