@@ -84,10 +84,29 @@ class _Reader:
         sources += [j.this for j in select.args.get("joins") or []]
         return sources
 
+    def contributes(self, select: exp.Select, source: exp.Expr) -> bool:
+        """Some of the select's output comes from `source`: it is the only source, a `*`
+        takes it, or a projected column names it or is unqualified. A source joined only to
+        choose rows (every projected column qualified by another) contributes nothing."""
+        if len(self.direct_sources(select)) == 1:
+            return True
+        names = {source.alias_or_name.lower()}
+        if isinstance(source, exp.Table):
+            names.add(source.name.lower())
+        for projection in select.expressions:
+            if isinstance(projection, exp.Star):
+                return True
+            for column in projection.find_all(exp.Column):
+                if not column.table or column.table.lower() in names:
+                    return True
+        return False
+
     def selects_batch(self, select: exp.Select) -> bool:
-        """The select's own FROM and JOINs read the batch (directly or via a subquery)."""
-        return any((isinstance(source, exp.Table) and self.is_batch(source)) or
-                   (not isinstance(source, exp.Table) and self.rows_from_batch(source))
+        """The select's own FROM and JOINs read the batch (directly or via a subquery) and
+        its output takes from it."""
+        return any(((isinstance(source, exp.Table) and self.is_batch(source)) or
+                    (not isinstance(source, exp.Table) and self.rows_from_batch(source))) and
+                   self.contributes(select, source)
                    for source in self.direct_sources(select))
 
     def rows_from_batch(self, source: object) -> bool:
@@ -201,7 +220,7 @@ class _Reader:
                     select.args.get("group") is not None and self.only_picks(select))):
                 return True
             if any(isinstance(t, exp.Table) and not t.db and t.name.lower() in self.guarded
-                   for t in self.direct_sources(select)):
+                   and self.contributes(select, t) for t in self.direct_sources(select)):
                 return True
         return self.first_of_rank(selects)
 
