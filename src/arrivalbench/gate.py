@@ -45,7 +45,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from arrivalbench.agent.leakage import scan
@@ -119,6 +119,7 @@ class JobResult:
     findings: tuple[Finding, ...] = ()
     replays: int = 0
     broken_reference: bool = False
+    cpu_seconds: float = 0.0  # process time of the job: what the work costs on one core
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,7 @@ class Report:
     seconds: float
     seeds: tuple[int, ...] = GATE_SEEDS
     failed_tasks: tuple[str, ...] = field(default=())
+    cpu_seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -137,7 +139,8 @@ class Report:
     def summary(self) -> str:
         seeds = ", ".join(map(str, self.seeds))
         head = (f"gate: {len(self.tasks)} task{'s' if len(self.tasks) != 1 else ''}, "
-                f"seeds {seeds}, {self.replays} replays, {self.seconds:.1f} s")
+                f"seeds {seeds}, {self.replays} replays, {self.seconds:.1f} s "
+                f"({self.cpu_seconds:.0f} s of replay work)")
         if self.ok:
             return f"{head}: every check passes"
         return (f"{head}: {len(self.findings)} failed check"
@@ -234,7 +237,13 @@ def run_job(path: str, artifact: str, seeds: tuple[int, ...] = GATE_SEEDS) -> Jo
 
 
 def _run_job_args(args: tuple[str, str, tuple[int, ...]]) -> JobResult:
-    return run_job(*args)
+    return _timed(*args)
+
+
+def _timed(path: str, artifact: str, seeds: tuple[int, ...]) -> JobResult:
+    start = time.process_time()
+    result = run_job(path, artifact, seeds)
+    return replace(result, cpu_seconds=time.process_time() - start)
 
 
 def _statement_count(script: str) -> int:
@@ -485,7 +494,7 @@ def run(specs: Sequence[TaskSpec], workers: int | None = None,
     workers = min(workers or default_workers(), len(jobs)) or 1
     results: list[JobResult]
     if workers == 1:
-        results = [run_job(*job) for job in jobs]
+        results = [_timed(*job) for job in jobs]
     else:
         # `spawn`: a worker imports the package afresh instead of inheriting the parent's
         # DuckDB instances and watchdog thread through fork.
@@ -512,7 +521,8 @@ def run(specs: Sequence[TaskSpec], workers: int | None = None,
     findings.sort(key=lambda f: f.order(ids))
     failed = tuple(dict.fromkeys(f.task for f in findings))
     return Report(tuple(ids), tuple(findings), sum(r.replays for r in results),
-                  time.perf_counter() - start, seeds, failed)
+                  time.perf_counter() - start, seeds, failed,
+                  sum(r.cpu_seconds for r in results))
 
 
 def load(refs: Iterable[str | Path]) -> list[TaskSpec]:

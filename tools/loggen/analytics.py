@@ -28,7 +28,8 @@ def gen_product_events_with_plan() -> dict[str, list[dict]]:
     events: list[dict] = []
     for _ in range(200):
         account = rng.choice(accounts)
-        events.append({"account_id": account, "user_id": account * 100 + rng.randint(1, 6),
+        user = None if rng.random() < 0.06 else account * 100 + rng.randint(1, 6)
+        events.append({"account_id": account, "user_id": user,
                        "event_name": weighted(rng, EVENTS),
                        "occurred_at": start + dt.timedelta(seconds=rng.randrange(0, 14 * 86400))})
     twins(rng, events, 7)  # a double-click on export: two events
@@ -62,7 +63,8 @@ def gen_session_page_sequence() -> dict[str, list[dict]]:
         session = hexid(rng, "s", 10)
         when = start + dt.timedelta(seconds=rng.randrange(0, 9 * 86400))
         for _ in range(rng.randint(1, 9)):
-            rows.append({"session_id": session, "page": rng.choice(PAGES), "viewed_at": when})
+            page = None if rng.random() < 0.04 else rng.choice(PAGES)
+            rows.append({"session_id": session, "page": page, "viewed_at": when})
             if rng.random() < 0.07:  # the tag fired twice on one page load
                 rows.append(dict(rows[-1]))
             when += dt.timedelta(seconds=rng.randrange(3, 400))
@@ -81,7 +83,8 @@ def gen_web_sessions() -> dict[str, list[dict]]:
         when = start + dt.timedelta(seconds=rng.randrange(0, 2 * 86400))
         for _ in range(rng.randint(1, 4)):  # visits
             for _ in range(rng.randint(1, 6)):
-                rows.append({"visitor_id": visitor, "page": rng.choice(PAGES), "hit_at": when})
+                page = None if rng.random() < 0.04 else rng.choice(PAGES)
+                rows.append({"visitor_id": visitor, "page": page, "hit_at": when})
                 if rng.random() < 0.06:
                     rows.append(dict(rows[-1]))  # the tag fired twice
                 when += dt.timedelta(seconds=rng.choice([5, 40, 120, 600, 1500, 1800]))

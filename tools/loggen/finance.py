@@ -101,7 +101,7 @@ def gen_payments_in_eur() -> dict[str, list[dict]]:
         currency = str(weighted(rng, [("EUR", 30), ("USD", 25), ("GBP", 15), ("CHF", 8),
                                       ("SEK", 8), ("JPY", 5)]))
         amount = rng.randint(500, 250000) if currency != "JPY" else rng.randint(500, 90000) * 100
-        payments.append({"merchant_id": rng.choice([71, 72, 75, 79]), "currency": currency,
+        payments.append({"merchant_id": rng.choice([71, 72, 75, 79, None]), "currency": currency,
                          "amount": f"{amount / 100:.2f}", "paid_at": start + dt.timedelta(
                              seconds=rng.randrange(0, 10 * 86400))})
     twins(rng, payments, 6)
@@ -125,8 +125,8 @@ def gen_account_balances() -> dict[str, list[dict]]:
     for _ in range(270):
         account = rng.choice(accounts)
         currency = "EUR" if rng.random() < 0.7 else rng.choice(["USD", "GBP"])
-        kind = str(weighted(rng, [("invoice", 8), ("payment", 6), ("accrual", 3), ("fx", 1),
-                                  ("reversal", 2)]))
+        kind = weighted(rng, [("invoice", 8), ("payment", 6), ("accrual", 3), ("fx", 1),
+                              ("reversal", 2), (None, 1)])
         cents = rng.randint(-250_000, 250_000)
         rows.append({"account_id": account, "currency": currency, "amount": money(cents),
                      "posting_type": kind,

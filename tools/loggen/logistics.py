@@ -23,7 +23,9 @@ def gen_parcel_scan_intervals() -> dict[str, list[dict]]:
         for step in ROUTE[:stops]:
             if step == "hub_in":
                 facility = rng.choice(FACILITIES)
-            rows.append({"parcel_id": parcel, "facility": facility, "scan_type": step,
+            # a driver's handheld on the road reports no facility
+            where = None if step == "out_for_delivery" and rng.random() < 0.3 else facility
+            rows.append({"parcel_id": parcel, "facility": where, "scan_type": step,
                          "scanned_at": when})
             if rng.random() < 0.12:  # the scanner read the label twice
                 rows.append(dict(rows[-1]))
@@ -95,7 +97,8 @@ def gen_inventory_on_hand() -> dict[str, list[dict]]:
                 quantity = {"shipment": -rng.randint(1, 12), "receipt": rng.choice([20, 40]),
                             "return": rng.randint(1, 3), "adjustment": rng.choice([-2, -1, 1]),
                             "transfer_out": -rng.choice([5, 10])}[kind]
-                rows.append({"warehouse_id": warehouse, "sku": sku, "movement_type": kind,
+                kind_sent = None if kind == "adjustment" and rng.random() < 0.5 else kind
+                rows.append({"warehouse_id": warehouse, "sku": sku, "movement_type": kind_sent,
                              "quantity": quantity, "moved_at": when})
                 if kind == "shipment" and rng.random() < 0.1:
                     rows.append(dict(rows[-1]))  # two identical orders picked together

@@ -27,7 +27,7 @@ SELECT
     f.page,
     f.viewed_at,
     COALESCE(l.step, 0) + row_number() OVER w,
-    COALESCE(lag(f.page) OVER w, l.page)
+    CASE WHEN row_number() OVER w = 1 THEN l.page ELSE lag(f.page) OVER w END
 FROM fresh AS f
 LEFT JOIN last_view AS l USING (session_id)
 WINDOW w AS (PARTITION BY f.session_id ORDER BY f.viewed_at, f.view_id);
