@@ -23,9 +23,12 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from arrivalbench import __version__
@@ -33,7 +36,7 @@ from arrivalbench.arms import task_source
 from arrivalbench.engine import duckdb as duckdb_engine
 from arrivalbench.executors import Executor, LocalExecutor, RayExecutor, Result, Unit, compute
 from arrivalbench.grading import plan
-from arrivalbench.task import builtin_ids, load_spec
+from arrivalbench.task import BUILTIN_DIR, builtin_ids, load_spec
 from arrivalbench.values import digest
 
 STUDY = 28_350  # verdicts stored by the study this project follows
@@ -65,22 +68,48 @@ _instrument()
 class Timed(Result):
     load_seconds: float = 0.0
     read_seconds: float = 0.0
+    cpu_seconds: float = 0.0  # CPU time of the worker process during the replay
 
 
 def timed_compute(unit: Unit) -> Result:
     before = dict(_in_duckdb)
+    cpu = time.process_time()
     result = compute(unit)
     return Timed(result.verdict, result.wall_seconds, result.engine_seconds, result.peak_rss,
-                 _in_duckdb["load"] - before["load"], _in_duckdb["read"] - before["read"])
+                 _in_duckdb["load"] - before["load"], _in_duckdb["read"] - before["read"],
+                 time.process_time() - cpu)
+
+
+def _spin(_: int) -> float:
+    start = time.perf_counter()
+    total = 0
+    for i in range(12_000_000):
+        total += i & 7
+    return time.perf_counter() - start
+
+
+def machine_scaling() -> float:
+    """How much a pure-Python CPU loop speeds up from 1 to 2 processes right now: what the
+    machine itself (and whatever else runs on it) allows."""
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        pool.map(_spin, [0, 0])  # warm up
+        one = pool.map(_spin, [0])[0]
+        two = max(pool.map(_spin, [0, 1]))
+    return 2 * one / two
 
 
 # -- the benchmark ---------------------------------------------------------------------------
 
 
-def gold_units(seeds: int, tasks: int | None) -> list[Unit]:
+def gold_units(seeds: int, tasks: int | None, root: Path) -> list[Unit]:
+    """The gold arm's replays over a copy of the first `tasks` built-in tasks in `root`, so
+    that edits to the corpus while the benchmark runs do not disturb it."""
     units = []
     for task in builtin_ids()[:tasks]:
-        spec = load_spec(task)
+        shutil.copytree(BUILTIN_DIR / task, root / task)
+        spec = load_spec(root / task)
         units += [Unit(task_source(spec), spec.digest, digest(spec.gold_sql), spec.gold_sql,
                        p.schedule, p.seed) for p in plan(spec, seeds)]
     return units
@@ -100,6 +129,7 @@ def measure(executor: Executor, units: list[Unit]) -> dict[str, Any]:
     executor.run(units, on_results)
     wall = time.perf_counter() - start
     replay_wall = sum(r.wall_seconds for r in results)
+    cpu = sum(r.cpu_seconds for r in results)
     engine = sum(r.engine_seconds for r in results)
     load = sum(r.load_seconds for r in results)
     read = sum(r.read_seconds for r in results)
@@ -119,6 +149,8 @@ def measure(executor: Executor, units: list[Unit]) -> dict[str, Any]:
         "overhead_ratio": replay_wall / engine,
         "overhead_ratio_all_duckdb": replay_wall / (engine + load + read),
         "executor_overhead": wall * executor.workers / replay_wall,
+        "sum_cpu_seconds": cpu,
+        "cpu_per_replay": cpu / max(1, len(results)),
         "peak_rss_mb": {k: round(v / 2**20, 1) for k, v in sorted(peaks.items())},
     }
 
@@ -139,11 +171,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args(argv)
 
-    units = gold_units(args.seeds, args.tasks)
+    units = gold_units(args.seeds, args.tasks, Path(tempfile.mkdtemp(prefix="bench-tasks-")))
     tasks = len({u.task for u in units})
     print(f"arrivalbench {__version__}, duckdb {duckdb_engine.VERSION}, Python "
           f"{platform.python_version()}, {os.cpu_count()} cores; load average {load_average()}")
-    print(f"gold arm: {tasks} tasks, seeds 0..{args.seeds - 1}: {len(units)} replays\n")
+    print(f"gold arm: {tasks} tasks, seeds 0..{args.seeds - 1}: {len(units)} replays")
+    calibration = machine_scaling()
+    print(f"machine check: a CPU loop runs {calibration:.2f}x faster in 2 processes than in 1 "
+          "(2.00 on an idle 2-core machine)\n")
     runs = []
     for workers in args.workers:
         runs.append(measure(LocalExecutor(workers, work=timed_compute), units))
@@ -154,6 +189,7 @@ def main(argv: list[str] | None = None) -> None:
 
     by_workers = {r["workers"]: r for r in runs if r["executor"] == "local"}
     summary: dict[str, Any] = {"tasks": tasks, "replays": len(units), "runs": runs,
+                               "machine_scaling": calibration,
                                "load_average_end": load_average()}
     if 1 in by_workers and 2 in by_workers:
         one, two = by_workers[1]["replays_per_second"], by_workers[2]["replays_per_second"]
@@ -161,6 +197,15 @@ def main(argv: list[str] | None = None) -> None:
         efficiency = scaling / 2
         summary.update(scaling=scaling, efficiency=efficiency)
         print(f"scaling 1 -> 2 workers: {scaling:.2f}x (target >= 1.7x)")
+        # The same from CPU time, which other processes on the machine do not inflate: the
+        # speed-up two workers give when each has a core (memory and cache contention between
+        # the workers, and the executor's own overhead, included).
+        a, b = by_workers[1], by_workers[2]
+        cpu_scaling = 2 * (a["cpu_per_replay"] / b["cpu_per_replay"]) * (
+            a["executor_overhead"] / b["executor_overhead"])
+        summary["cpu_scaling"] = cpu_scaling
+        print(f"scaling 1 -> 2 workers from worker CPU time (what free cores give): "
+              f"{cpu_scaling:.2f}x")
         print(f"projected {STUDY:,} replays on this machine (2 workers): "
               f"{STUDY / two / 60:.1f} min")
         per_core = one * efficiency
@@ -188,6 +233,8 @@ def report(run: dict[str, Any]) -> None:
           f"{run['overhead_ratio_all_duckdb']:.3f}")
     print(f"  executor overhead (worker-seconds / sum replay wall): "
           f"{run['executor_overhead']:.3f}")
+    print(f"  CPU seconds per replay in its worker: {run['cpu_per_replay'] * 1000:.1f} ms "
+          f"(wall {run['sum_replay_wall_seconds'] / max(1, run['replays']) * 1000:.1f} ms)")
     print(f"  peak RSS per worker (MB): {run['peak_rss_mb']}\n")
     sys.stdout.flush()
 
