@@ -1,0 +1,276 @@
+"""The admissibility gate (DESIGN §6): it passes the corpus, and it catches broken copies of real
+tasks made here, one defect at a time."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from arrivalbench import gate
+from arrivalbench.cli import main
+from arrivalbench.grading import schedule
+from arrivalbench.schedules import Batch, Schedule
+from arrivalbench.task import BUILTIN_DIR, builtin_ids, load_spec
+
+
+def copy_task(tmp_path: Path, task_id: str) -> Path:
+    folder = tmp_path / task_id
+    shutil.copytree(BUILTIN_DIR / task_id, folder)
+    return folder
+
+
+def edit_yaml(folder: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    data = yaml.safe_load((folder / "task.yaml").read_text(encoding="utf-8"))
+    change(data)
+    (folder / "task.yaml").write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True),
+                                      encoding="utf-8")
+
+
+def run(folder: Path) -> gate.Report:
+    return gate.run(gate.load([folder]), workers=2)
+
+
+def found(report: gate.Report, check: str, schedule_kind: str | None = None
+          ) -> list[gate.Finding]:
+    return [f for f in report.findings
+            if f.check == check and (schedule_kind is None or f.schedule == schedule_kind)]
+
+
+def test_the_seed_set_is_fixed_and_documented() -> None:
+    assert gate.GATE_SEEDS == (0, 1, 2)
+    assert gate.__doc__ is not None and "`GATE_SEEDS` = 0, 1, 2" in gate.__doc__
+
+
+def test_a_sound_task_passes_and_each_artifact_is_replayed_once_per_point() -> None:
+    spec = load_spec("store_daily_revenue")
+    report = gate.run([spec], workers=2)
+    assert report.ok, [f.line() for f in report.findings]
+    per_artifact = len(gate.points(spec))
+    assert per_artifact == 1 + 3 * (2 + len(spec.hazards))
+    # every artifact once per point, plus one replay per seed without the withheld records
+    assert report.replays == per_artifact * (1 + len(spec.negatives)) + len(gate.GATE_SEEDS)
+    assert "every check passes" in report.summary()
+
+
+def test_catches_a_hazard_that_does_not_perturb_delivery(tmp_path: Path) -> None:
+    """Every customer's messages collapsed into one version each: no version can arrive before
+    an earlier one, so out_of_order cannot invert anything."""
+    folder = copy_task(tmp_path, "customer_current_address")
+    log = folder / "log" / "customer_changes.jsonl"
+    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    for record in records:
+        record["customer_id"] = record["change_id"] - 880_000_000
+        record["version"] = 1
+    log.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in records),
+                   encoding="utf-8")
+
+    def only_two_hazards(data: dict[str, Any]) -> None:
+        data["hazards"] = ["out_of_order", "duplicates"]
+        del data["evolution"]
+        data["negatives"] = {"last_arrival_wins": {"fails": ["out_of_order"]},
+                             "history_max_version": {"fails": ["duplicates"]}}
+
+    edit_yaml(folder, only_two_hazards)
+    report = run(folder)
+    missing = found(report, "perturbation", "out_of_order")
+    assert sorted(f.seed for f in missing) == list(gate.GATE_SEEDS)
+    assert all("no later version of an entity arrives in an earlier batch" in f.reason
+               for f in missing)
+    assert found(report, "perturbation", "duplicates") == []
+    # and the hazard is vacuous: the negative that should show it cannot fail it
+    assert found(report, "coverage", "out_of_order")
+
+
+def test_catches_a_negative_that_declares_more_than_it_fails(tmp_path: Path) -> None:
+    folder = copy_task(tmp_path, "store_daily_revenue")
+    edit_yaml(folder, lambda d: d["negatives"]["max_watermark"]["fails"].append("duplicates"))
+    report = run(folder)
+    (finding,) = report.findings
+    assert (finding.check, finding.schedule, finding.seed) == \
+        ("negative max_watermark", "duplicates", gate.ANY_SEED)
+    assert "declared to fail duplicates, but passes it on every gate seed" in finding.reason
+    assert finding.line().startswith(
+        "store_daily_revenue: negative max_watermark: schedule duplicates, seed *: ")
+
+
+def test_catches_a_negative_that_fails_snapshot(tmp_path: Path) -> None:
+    folder = copy_task(tmp_path, "store_daily_revenue")
+    script = (folder / "negatives" / "no_dedup.sql").read_text(encoding="utf-8")
+    broken = script.replace("CAST(COALESCE(SUM(amount), 0) AS DECIMAL(12,2))",
+                            "CAST(SUM(amount) AS DECIMAL(12,2))")
+    assert broken != script
+    (folder / "negatives" / "sum_of_amounts.sql").write_text(broken, encoding="utf-8")
+    edit_yaml(folder, lambda d: d["negatives"].update(
+        {"sum_of_amounts": {"fails": ["duplicates", "crash_retry", "backfill"]}}))
+    report = run(folder)
+    (snapshot,) = found(report, "negative sum_of_amounts", "snapshot")
+    assert snapshot.seed == 0
+    assert snapshot.reason.startswith("must pass every control, got FAIL")
+    assert {f.check for f in report.findings} == {"negative sum_of_amounts"}
+
+
+def test_catches_a_ticket_that_leaks_a_hazard_word(tmp_path: Path) -> None:
+    folder = copy_task(tmp_path, "store_daily_revenue")
+    edit_yaml(folder, lambda d: d.update(
+        ticket=d["ticket"] + "\nSome tills reconnect hours later and send their orders late.\n"))
+    report = run(folder)
+    leaks = found(report, "leakage")
+    assert [f.reason.split(":")[0] for f in leaks] == \
+        ["the ticket names a hazard", "the unhinted prompt names a hazard"]
+    assert all("'late' (lateness)" in f.reason for f in leaks)
+    assert all((f.schedule, f.seed) == (None, None) for f in leaks)
+    assert leaks[0].line().startswith("store_daily_revenue: leakage: schedule -, seed -: ")
+    assert {f.check for f in report.findings} == {"leakage"}
+
+
+def test_catches_a_gold_that_fails_a_declared_hazard(tmp_path: Path) -> None:
+    folder = copy_task(tmp_path, "store_daily_revenue")
+    shutil.copy(folder / "negatives" / "no_dedup.sql", folder / "gold.sql")
+    report = run(folder)
+    failing = {(f.schedule, f.seed) for f in found(report, "gold")}
+    for hazard in ("duplicates", "crash_retry", "backfill"):
+        assert {(hazard, s) for s in gate.GATE_SEEDS} <= failing
+    assert not {s for s, _seed in failing} & {"snapshot", "in_order", "trickle",
+                                              "late_arrival", "out_of_order"}
+
+
+def test_catches_a_reference_that_is_not_unique_on_the_key(tmp_path: Path) -> None:
+    folder = copy_task(tmp_path, "store_daily_revenue")
+    reference = (folder / "reference.sql").read_text(encoding="utf-8")
+    (folder / "reference.sql").write_text(
+        f"SELECT * FROM ({reference}) UNION ALL SELECT 12, DATE '2024-03-01', 1.00, 1",
+        encoding="utf-8")
+    report = run(folder)
+    (finding,) = found(report, "reference")
+    assert "not unique on the target key (store_id, day)" in finding.reason
+
+
+def test_catches_a_hazard_no_negative_fails(tmp_path: Path) -> None:
+    folder = copy_task(tmp_path, "store_daily_revenue")
+    (folder / "negatives" / "max_watermark.sql").unlink()
+    edit_yaml(folder, lambda d: d["negatives"].pop("max_watermark"))
+    report = run(folder)
+    assert sorted(f.schedule or "" for f in report.findings) == ["late_arrival", "out_of_order"]
+    assert all(f.check == "coverage" and "no negative control declares it" in f.reason
+               for f in report.findings)
+
+
+# -- the perturbation checks read the schedule itself -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def store() -> Any:
+    return load_spec("store_daily_revenue")
+
+
+def relabel(sched: Schedule, kind: str, **changes: Any) -> Schedule:
+    return replace(sched, kind=kind, **changes)
+
+
+def test_a_control_relabelled_as_a_hazard_is_not_a_perturbation(store: Any) -> None:
+    plain = schedule(store, "in_order", 0)
+    for kind in ("duplicates", "out_of_order", "late_arrival", "crash_retry", "backfill"):
+        assert gate.visible(store, relabel(plain, kind), 7) is not None, kind
+
+
+def test_real_hazard_schedules_are_visible(store: Any) -> None:
+    for kind in store.hazards:
+        for seed in gate.GATE_SEEDS:
+            assert gate.visible(store, schedule(store, kind, seed), 7) is None, (kind, seed)
+
+
+def test_duplicates_need_both_an_in_batch_and_a_cross_batch_repeat(store: Any) -> None:
+    plain = schedule(store, "in_order", 0)
+    first = plain.batches[0].records
+    in_batch_only = relabel(plain, "duplicates", batches=(
+        Batch((*first, first[0])), *plain.batches[1:]))
+    assert gate.visible(store, in_batch_only, 7) == "no record is delivered again in a later batch"
+    across_only = relabel(plain, "duplicates", batches=(
+        *plain.batches, Batch((first[0],))))
+    assert gate.visible(store, across_only, 7) == \
+        "no record is delivered again inside one batch"
+
+
+def test_crash_retry_needs_an_abort_mid_script_and_one_after_the_last_statement(
+        store: Any) -> None:
+    real = schedule(store, "crash_retry", 0)
+    # A one-statement script cannot be aborted in its middle.
+    assert "in the middle of the gold's 1 statements" in (gate.visible(store, real, 1) or "")
+    only_after = relabel(real, "crash_retry", batches=tuple(
+        replace(b, abort=1.0) if b.abort is not None else b for b in real.batches))
+    assert "in the middle" in (gate.visible(store, only_after, 7) or "")
+    no_retry = relabel(real, "crash_retry", batches=tuple(
+        b for i, b in enumerate(real.batches)
+        if not (i > 0 and real.batches[i - 1].abort is not None)))
+    assert "is not followed by a run of the same batch" in (gate.visible(store, no_retry, 7) or "")
+
+
+def test_backfill_redelivers_and_holds_back_after_newer_data(store: Any) -> None:
+    real = schedule(store, "backfill", 0)
+    seen = {r for b in real.batches[:-1] for r in b.records}
+    redelivered_only = relabel(real, "backfill", batches=(
+        *real.batches[:-1], Batch(tuple(r for r in real.batches[-1].records if r in seen))))
+    assert "holds no record held back" in (gate.visible(store, redelivered_only, 7) or "")
+
+
+def test_schema_evolution_must_start_after_the_first_batch() -> None:
+    spec = load_spec("web_page_views")
+    real = schedule(spec, "schema_evolution", 0)
+    assert gate.visible(spec, real, 2) is None
+    assert "does not appear from a batch after the first" in (
+        gate.visible(spec, replace(real, evolution_from=0), 2) or "")
+
+
+def test_withheld_records_must_change_the_target(store: Any) -> None:
+    """A final batch that only repeats delivered orders leaves the gold's table unchanged."""
+    plain = schedule(store, "in_order", 0)
+    repeat = relabel(plain, "late_arrival", batches=(*plain.batches, plain.batches[0]))
+    assert "repeats records delivered before" in (gate.visible(store, repeat, 7) or "")
+    assert gate._withheld_changes_target(store, repeat) == (
+        "the withheld records do not change the target: the gold without the final batch "
+        "already equals the reference")
+    assert gate._withheld_changes_target(store, schedule(store, "late_arrival", 0)) is None
+
+
+# -- the command ---------------------------------------------------------------------------------
+
+
+def test_gate_command_exit_statuses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["gate", "no_such_task"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("arrivalbench: error: unknown task")
+    assert "Traceback" not in err
+
+    folder = copy_task(tmp_path, "store_daily_revenue")
+    edit_yaml(folder, lambda d: d.update(ticket=d["ticket"] + "\nNo watermark games.\n"))
+    with pytest.raises(SystemExit) as exited:
+        main(["gate", str(folder), "--workers", "1"])
+    assert exited.value.code == 1
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert len(lines) == 2
+    assert all(line.startswith("store_daily_revenue: leakage: schedule -, seed -: the ")
+               for line in lines)
+    assert "2 failed checks in 1 of 1 tasks" in captured.err
+
+    with pytest.raises(SystemExit) as exited:
+        main(["gate", "store_daily_revenue"])
+    assert exited.value.code == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "every check passes" in captured.err
+
+
+def test_the_gate_passes_on_the_whole_corpus() -> None:
+    report = gate.run(gate.load(builtin_ids()))
+    assert report.tasks == tuple(builtin_ids())
+    assert report.ok, "\n".join(f.line() for f in report.findings)
