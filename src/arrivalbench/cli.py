@@ -10,7 +10,7 @@ from typing import NoReturn
 import click
 from rich.console import Console
 
-from arrivalbench import render
+from arrivalbench import __version__, render
 from arrivalbench.engine import Limits
 from arrivalbench.errors import ArrivalBenchError, ScriptError
 from arrivalbench.grading import DEFAULT_SEEDS, grade_all, plan
@@ -22,7 +22,7 @@ out = Console(highlight=False, soft_wrap=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="arrivalbench")
+@click.version_option(__version__, prog_name="arrivalbench")
 def app() -> None:
     """Grade incremental data pipelines by running them again under time."""
 

@@ -29,29 +29,47 @@ class Outcome:
     engine_seconds: float
 
 
-def batch_tables(spec: TaskSpec, log: Log, schedule: Schedule) -> list[dict[str, pa.Table]]:
-    """The contents of schema `incoming` for every batch, each source in declared order."""
-    out = []
+@dataclass(frozen=True, eq=False)
+class Deliveries:
+    """Every record a schedule delivers, per source in delivery order, tagged with its batch."""
+
+    tables: dict[str, pa.Table]  # the declared columns (+ the evolution column) and `__batch`
+    base: dict[str, tuple[str, ...]]  # the columns each source shows from its first batch
+    evolved: dict[str, tuple[str, ...]]  # ... and from `evolution_from` on, where that differs
+    evolution_from: int | None
+
+    def columns(self, batch: int) -> dict[str, tuple[str, ...]]:
+        """The columns of each `incoming.<source>` in `batch`."""
+        if self.evolution_from is None or batch < self.evolution_from:
+            return self.base
+        return {**self.base, **self.evolved}
+
+
+def deliveries(spec: TaskSpec, log: Log, schedule: Schedule) -> Deliveries:
+    rows: dict[str, list[int]] = {s.name: [] for s in spec.sources}
+    batches: dict[str, list[int]] = {s.name: [] for s in spec.sources}
     for number, batch in enumerate(schedule.batches):
-        rows: dict[str, list[int]] = {s.name: [] for s in spec.sources}
         for source, row in batch.records:
             rows[source].append(row)
-        tables = {}
-        for name, picked in rows.items():
-            indices = pa.array(picked, pa.int64())
-            table = log.tables[name].take(indices)
-            evolved = spec.evolution is not None and spec.evolution.source == name and \
-                schedule.evolution_from is not None and number >= schedule.evolution_from
-            if evolved and spec.evolution is not None and log.evolution is not None:
-                table = table.append_column(spec.evolution.column, log.evolution.take(indices))
-            tables[name] = table
-        out.append(tables)
-    return out
+            batches[source].append(number)
+    tables = {}
+    for name, picked in rows.items():
+        indices = pa.array(picked, pa.int64())
+        table = log.tables[name].take(indices)
+        if spec.evolution is not None and spec.evolution.source == name:
+            assert log.evolution is not None
+            table = table.append_column(spec.evolution.column, log.evolution.take(indices))
+        tables[name] = table.append_column("__batch", pa.array(batches[name], pa.int32()))
+    base = {s.name: tuple(c.name for c in s.columns) for s in spec.sources}
+    evolved = {}
+    if spec.evolution is not None and schedule.evolution_from is not None:
+        evolved = {spec.evolution.source: (*base[spec.evolution.source],
+                                           spec.evolution.column)}
+    return Deliveries(tables, base, evolved, schedule.evolution_from)
 
 
 def replay(spec: TaskSpec, script: str, schedule: Schedule, limits: Limits = Limits()) -> Outcome:
-    log = load_log(spec)
-    batches = batch_tables(spec, log, schedule)
+    staged = deliveries(spec, load_log(spec), schedule)
     start = time.perf_counter()
     with engine.database(limits) as db:
         try:
@@ -59,10 +77,10 @@ def replay(spec: TaskSpec, script: str, schedule: Schedule, limits: Limits = Lim
         except Failure as failure:
             return Outcome(None, failure.at(0), time.perf_counter() - start, 0.0)
         try:
-            for number, (batch, tables) in enumerate(zip(schedule.batches, batches,
-                                                         strict=True)):
+            db.stage(staged.tables)
+            for number, batch in enumerate(schedule.batches):
                 try:
-                    db.load(tables)
+                    db.load(number, staged.columns(number))
                     db.run(statements, batch.abort_after(len(statements)))
                 except Failure as failure:
                     raise failure.at(number) from None
@@ -91,7 +109,6 @@ def _expected(spec: TaskSpec, limits: Limits) -> Table:
                             f"{len(statements)} statements")
         query = statements.parsed[0].query.strip().rstrip(";")
         try:
-            db.load({})  # an empty `incoming`, so the reference cannot depend on it
             for name, table in log.tables.items():
                 db.create(name, table)
             shape = db.query(f"SELECT * FROM ({query}) LIMIT 0", "run")

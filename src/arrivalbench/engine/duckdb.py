@@ -203,20 +203,30 @@ class Database:
             raise Failure(phase if kind == "run" else kind, normalize_message(str(exc)),
                           statement=statement) from None
 
-    def load(self, tables: Mapping[str, pa.Table]) -> None:
-        """Replace each `incoming.<source>`; rebuild the schema if the pipeline disturbed it."""
+    def stage(self, deliveries: Mapping[str, pa.Table]) -> None:
+        """Register every delivery of the replay, one Arrow table per source with a `__batch`
+        column, on the loader's own connection. A registered table is visible to that
+        connection only, never to the pipeline's; loading a batch is then one statement per
+        source instead of a table built from Python each time."""
+        for name, table in deliveries.items():
+            self._db.register(f"__deliveries_{name}", table)
+
+    def load(self, batch: int, columns: Mapping[str, Sequence[str]]) -> None:
+        """Replace each `incoming.<source>` with the staged rows of `batch`, in delivery order
+        (one thread preserves it). Rebuild the schema if the pipeline disturbed it."""
+        sql = "; ".join(
+            f'CREATE OR REPLACE TABLE incoming."{name}" AS SELECT '
+            + ", ".join(f'"{c}"' for c in names)
+            + f' FROM "__deliveries_{name}" WHERE __batch = {batch}'
+            for name, names in columns.items())
+        if not sql:
+            return
         try:
-            for name, table in tables.items():
-                self._db.execute(f'DROP TABLE IF EXISTS incoming."{name}"')
-                self._db.from_arrow(table).create(f'incoming."{name}"')
+            self._db.execute(sql)
         except duckdb.Error:
             self._execute(self._db, "DROP SCHEMA IF EXISTS incoming CASCADE", "load")
             self._execute(self._db, "CREATE SCHEMA incoming", "load")
-            for name, table in tables.items():
-                try:
-                    self._db.from_arrow(table).create(f'incoming."{name}"')
-                except duckdb.Error as exc:
-                    raise Failure("load", normalize_message(str(exc))) from None
+            self._execute(self._db, sql, "load")
 
     def create(self, name: str, table: pa.Table) -> None:
         """A trusted table in schema main (the log under its bare name, for the reference)."""
