@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from pathlib import Path
@@ -168,3 +169,18 @@ def test_messages_are_normalized() -> None:
         "Out of Memory Error: failed to allocate data of size <size> (<size>/<size> used) at "
         "0x? after <time> reading \"<path>\"")
     assert normalize_message("") == "error"
+
+
+def test_an_instance_that_fails_is_replaced(tiny: TaskSpec, grade_one: Grader,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pipeline that invalidates the engine instance costs its own replay, not the next."""
+    grade_one(tiny, TINY_GOLD, "snapshot")
+    broken = engine._instances[(os.getpid(), Limits())]
+
+    def fail() -> None:
+        raise engine.duckdb.FatalException("database has been invalidated")
+
+    monkeypatch.setattr(broken, "rotate", fail)
+    grade_one(tiny, TINY_GOLD, "snapshot")
+    assert broken not in engine._instances.values()
+    assert_harness_alive(tiny, grade_one)

@@ -10,6 +10,7 @@ setting happens to catch them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -169,8 +170,15 @@ class Database:
         return self._instance.root.cursor()
 
     def close(self) -> None:
-        self._db.close()
-        self._instance.rotate()
+        try:
+            self._db.close()
+            self._instance.rotate()
+        except duckdb.Error:
+            # A pipeline that invalidated the instance (a fatal engine error) must not take the
+            # next replay with it: drop the instance and let the next replay open a new one.
+            _instances.pop((os.getpid(), self.limits), None)
+            with contextlib.suppress(duckdb.Error):
+                self._instance.root.close()
 
     def split(self, script: str) -> Statements:
         try:
