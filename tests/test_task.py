@@ -146,6 +146,8 @@ def test_log_in_two_formats(tiny_dir: Path) -> None:
     ("amount", "12.x", "DECIMAL(10,2)"),
     ("placed_at", "2024-13-45 25:00:00", "TIMESTAMP"),
     ("order_id", "seven", "BIGINT"),
+    ("order_id", "1.5", "BIGINT"),  # would round to 2
+    ("amount", "12.555", "DECIMAL(10,2)"),  # would round to 12.56
 ])
 def test_log_value_that_does_not_cast_gives_the_line(tmp_path: Path, column: str, value: str,
                                                      declared: str) -> None:

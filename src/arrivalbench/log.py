@@ -102,14 +102,20 @@ def _read_source(con: duckdb.DuckDBPyConnection, source: Source, file: Path) -> 
     for column in source.columns:
         if column.name not in present:
             continue
+        value = f'"{column.name}"'
+        cast = f"TRY_CAST({value} AS {column.type})"
+        # A cast that rounds ("1.5" to BIGINT, "12.555" to DECIMAL(10,2), a time to DATE)
+        # would change the log silently: compared through a wider type, it must not move.
+        wider = _WIDER.get(str(duckdb.sqltype(column.type).id))
+        lossy = f" OR TRY_CAST({value} AS {wider}) IS DISTINCT FROM {cast}::{wider}" \
+            if wider else ""
         bad = con.execute(
-            f'SELECT __line, "{column.name}"::VARCHAR FROM raw WHERE "{column.name}" IS NOT NULL '
-            f'AND TRY_CAST("{column.name}" AS {column.type}) IS NULL ORDER BY __line LIMIT 1'
-        ).fetchone()
+            f"SELECT __line, {value}::VARCHAR FROM raw WHERE {value} IS NOT NULL "
+            f"AND ({cast} IS NULL{lossy}) ORDER BY __line LIMIT 1").fetchone()
         if bad is not None:
             line = bad[0] + first_line - 1
             raise TaskError(f"{file}:{line}: {column.name} = {bad[1]!r} does not cast to "
-                            f"{column.type}; fix the value or the declared type")
+                            f"{column.type} without loss; fix the value or the declared type")
     select = ", ".join(
         f'CAST("{c.name}" AS {c.type}) AS "{c.name}"' if c.name in present
         else f'CAST(NULL AS {c.type}) AS "{c.name}"' for c in source.columns)
@@ -121,6 +127,11 @@ def _read_source(con: duckdb.DuckDBPyConnection, source: Source, file: Path) -> 
 def _literal(file: Path) -> str:
     """A path as an SQL string literal: a view's definition cannot take prepared parameters."""
     return "'" + str(file).replace("'", "''") + "'"
+
+
+_WIDER = {**dict.fromkeys(("tinyint", "smallint", "integer", "bigint", "utinyint", "usmallint",
+                           "uinteger", "ubigint", "decimal"), "DOUBLE"),
+          "date": "TIMESTAMP"}
 
 
 def _read_jsonl(file: Path, names: list[str]) -> pa.Table:
