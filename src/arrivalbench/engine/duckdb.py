@@ -49,6 +49,7 @@ def _config(limits: Limits) -> dict[str, Any]:
         "autoload_known_extensions": False,
         "allow_community_extensions": False,
         "allow_unsigned_extensions": False,
+        "python_enable_replacements": False,  # no Python variable is ever a table
         "lock_configuration": True,
     }
 
