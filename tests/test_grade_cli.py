@@ -139,6 +139,8 @@ def _bad_inputs(tmp: Path) -> dict[str, tuple[list[str | Path], str]]:
         "unknown schedule": (["grade", GOLD, "--task", TASK, "--schedule", "sideways"],
                              "'sideways'"),
         "folder as script": (["grade", tmp, "--task", TASK], str(tmp)),
+        "schedule the task cannot take": (["grade", GOLD, "--task", TASK, "--schedule",
+                                           "schema_evolution"], "schema_evolution"),
         "show unknown task": (["show", "no_such_task"], "'no_such_task'"),
         "show unknown schedule": (["show", TASK, "--schedule", "sideways"], "'sideways'"),
     }
@@ -146,6 +148,7 @@ def _bad_inputs(tmp: Path) -> dict[str, tuple[list[str | Path], str]]:
 
 BAD_INPUTS = ["unknown task", "missing file", "empty file", "non-UTF-8 file", "broken task.yaml",
               "seeds 0", "seeds x", "unknown schedule", "folder as script",
+              "schedule the task cannot take",
               "show unknown task", "show unknown schedule"]
 
 

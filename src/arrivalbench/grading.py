@@ -33,8 +33,7 @@ def plan(spec: TaskSpec, seeds: int = DEFAULT_SEEDS, kinds: Sequence[str] = ()) 
     if seeds < 1:
         raise ArrivalBenchError(f"--seeds {seeds}: give a whole number of at least 1")
     for kind in kinds:
-        if kind not in KINDS:
-            raise ArrivalBenchError(f"unknown schedule {kind!r}; allowed: {', '.join(KINDS)}")
+        check_kind(spec, kind)
     chosen = list(kinds) or ["snapshot", *CONTROLS[1:], *spec.hazards]
     points = [Point("snapshot", 0)] if "snapshot" in chosen else []
     points += [Point(k, s) for k in dict.fromkeys(chosen) if k != "snapshot"
@@ -42,8 +41,17 @@ def plan(spec: TaskSpec, seeds: int = DEFAULT_SEEDS, kinds: Sequence[str] = ()) 
     return points
 
 
+def check_kind(spec: TaskSpec, kind: str) -> None:
+    if kind not in KINDS:
+        raise ArrivalBenchError(f"unknown schedule {kind!r}; allowed: {', '.join(KINDS)}")
+    if kind == "schema_evolution" and spec.evolution is None:
+        raise ArrivalBenchError(f"schedule schema_evolution: task {spec.id} declares no "
+                                "evolution column; choose another schedule")
+
+
 @functools.lru_cache(maxsize=4096)
 def schedule(spec: TaskSpec, kind: str, seed: int) -> Schedule:
+    check_kind(spec, kind)
     return make(load_log(spec).timeline, kind, seed, Params(hazards=spec.hazards))
 
 
