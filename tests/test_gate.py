@@ -48,14 +48,17 @@ def test_the_seed_set_is_fixed_and_documented() -> None:
     assert gate.__doc__ is not None and "`GATE_SEEDS` = 0, 1, 2" in gate.__doc__
 
 
-def test_a_sound_task_passes_and_each_artifact_is_replayed_once_per_point() -> None:
+def test_a_sound_task_passes_and_each_artifact_is_replayed_at_most_once_per_point() -> None:
     spec = load_spec("store_daily_revenue")
     report = gate.run([spec], workers=2)
     assert report.ok, [f.line() for f in report.findings]
     per_artifact = len(gate.points(spec))
     assert per_artifact == 1 + 3 * (2 + len(spec.hazards))
-    # every artifact once per point, plus one replay per seed without the withheld records
-    assert report.replays == per_artifact * (1 + len(spec.negatives)) + len(gate.GATE_SEEDS)
+    # every artifact once per point, plus one replay per seed without the withheld records;
+    # a negative stops at the first seed that fails a hazard it declares
+    most = per_artifact * (1 + len(spec.negatives)) + len(gate.GATE_SEEDS)
+    saved = sum(len(n.fails) * (len(gate.GATE_SEEDS) - 1) for n in spec.negatives)
+    assert most - saved <= report.replays < most
     assert "every check passes" in report.summary()
 
 
