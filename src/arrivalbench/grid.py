@@ -24,7 +24,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rich import box
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -496,32 +495,28 @@ def summary_table(summary: Summary) -> Table:
     """One row per arm: cells, snapshot pass rate, and among snapshot-passing cells those with a
     hazard FAIL or ERROR (the silent and loud failures a single-execution test misses)."""
     table = Table(title=f"{summary.results}: run {summary.run_id}, seeds 0..{summary.seeds - 1}",
-                  title_justify="left", box=box.SIMPLE_HEAD)
-    table.add_column("arm", overflow="fold", min_width=9)
-    table.add_column("cells", justify="right")
-    table.add_column("snapshot\nPASS", justify="right", no_wrap=True)
-    table.add_column("hazard\nFAIL|ERROR", justify="right", no_wrap=True)
-    table.add_column("silent", justify="right")
-    table.add_column("loud", justify="right")
-    table.add_column("control", justify="right")
-    table.add_column("replays\nP/F/E", justify="right", no_wrap=True)
+                  title_justify="left", box=None, pad_edge=False, header_style="bold")
+    table.add_column("arm", overflow="fold", min_width=9, ratio=1)
+    for header in ("cells", "snapshot\nPASS", "hazard\nFAIL|ERROR", "silent", "loud", "ctrl",
+                   "replays\nP/F/E"):
+        table.add_column(header, justify="right", no_wrap=True)
+    notes = []
     for arm in summary.arms:
-        verdicts = "/".join(str(arm.verdicts.get(k, 0)) for k in VERDICTS)
-        if arm.ungraded:
-            verdicts += f" +{arm.ungraded}?"
-        cells = str(arm.cells) if arm.scripts == arm.cells else \
-            f"{arm.cells} ({arm.cells - arm.scripts} no script)"
-        table.add_row(arm.arm, cells, _share(arm.snapshot_pass, arm.cells),
+        table.add_row(arm.arm, str(arm.cells), _share(arm.snapshot_pass, arm.cells),
                       _share(arm.hazard_fail, arm.snapshot_pass), str(arm.silent),
-                      str(arm.crash), str(arm.control_fail), verdicts)
+                      str(arm.crash), str(arm.control_fail),
+                      "/".join(str(arm.verdicts.get(k, 0)) for k in VERDICTS))
+        if arm.scripts < arm.cells:
+            notes.append(f"{arm.arm}: {arm.cells - arm.scripts} cells without a script")
+        if arm.ungraded:
+            notes.append(f"{arm.arm}: {arm.ungraded} replays not graded yet")
     rate = summary.graded / summary.seconds if summary.seconds > 0 and summary.graded else 0.0
-    ungraded = " (+N?: replays not graded yet)" if any(a.ungraded for a in summary.arms) else ""
-    table.caption = (
+    table.caption = "\n".join([
         "Counts of cells. hazard FAIL|ERROR: snapshot-passing cells with some hazard verdict "
-        "FAIL (silent) or ERROR (loud); control: snapshot-passing cells with a control not PASS; "
-        f"replays: PASS/FAIL/ERROR verdicts{ungraded}.\n"
+        "FAIL (silent) or ERROR (loud); ctrl: snapshot-passing cells with a control not PASS; "
+        "replays: PASS/FAIL/ERROR verdicts.", *notes,
         f"{summary.graded} replays graded in {summary.seconds:.1f} s ({rate:.1f}/s, "
         f"{summary.executor} executor, {summary.workers} workers); {summary.skipped} already "
-        "graded.")
+        "graded."])
     table.caption_justify = "left"
     return table
