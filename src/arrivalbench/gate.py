@@ -267,8 +267,7 @@ def _statement_count(script: str) -> int:
 
 def _withheld_changes_target(spec: TaskSpec, sched: Schedule) -> str | None:
     """The gold on the schedule without its final batch must differ from the reference."""
-    truncated = Schedule(sched.kind, sched.seed, sched.batches[:-1], sched.evolution_from,
-                         sched.params)
+    truncated = replace(sched, batches=sched.batches[:-1])
     outcome = replay(spec, spec.gold_sql, truncated)
     if outcome.failure is not None:
         return (f"the gold without the final batch stops with an error, so the withheld records "
