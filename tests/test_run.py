@@ -210,6 +210,27 @@ def test_sigkill_mid_run_then_resume_grades_no_key_twice(tmp_path: Path) -> None
     assert len(rows(straight, query)) == total
 
 
+def test_sigterm_stops_a_run_like_ctrl_c(tmp_path: Path) -> None:
+    task = write_task(tmp_path)
+    results = tmp_path / "r.duckdb"
+    process = subprocess.Popen([str(Path(sys.executable).parent / "arrivalbench"), "run",
+                                "--task", str(task), "--seeds", "4", "--workers", "1",
+                                "--results", str(results)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    wal = Path(f"{results}.wal")
+    deadline = time.monotonic() + 120
+    while (not wal.exists() or wal.stat().st_size < 20_000) and process.poll() is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 2
+    assert "interrupted:" in err and "run the same command again to resume" in err
+    [(status, graded)] = rows(results, "SELECT status, graded FROM runs")
+    assert status == "interrupted"
+    assert rows(results, "SELECT count(*) FROM verdicts") == [(graded,)]
+
+
 def _running(pid: str) -> bool:
     try:
         status = Path(f"/proc/{pid}/status").read_text()

@@ -16,7 +16,9 @@ Entry points:
 from __future__ import annotations
 
 import random
+import signal
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -304,7 +306,8 @@ def _grade(store: Store, planned: Sequence[_Planned], arms: Sequence[str], tasks
                 advance(result.verdict.verdict)
 
         try:
-            pool.run(pending, on_results)
+            with _terminate_as_interrupt():
+                pool.run(pending, on_results)
         except BaseException as exc:
             interrupted = isinstance(exc, KeyboardInterrupt)
             store.finish_run(run_id, "interrupted" if interrupted else "failed", graded, skipped)
@@ -325,6 +328,24 @@ def _grade(store: Store, planned: Sequence[_Planned], arms: Sequence[str], tasks
     return Summary(store.path, run_id, pool.name, pool.workers, seeds,
                    _summarise(store, planned, arms, seeds), len(units), graded, skipped, deaths,
                    time.perf_counter() - start, warnings)
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a scheduler's or `kill`'s polite stop) ends a run like Ctrl-C: the verdicts
+    stored stay, the run is marked interrupted, workers are stopped."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _summarise(store: Store, planned: Sequence[_Planned], arms: Sequence[str], seeds: int
