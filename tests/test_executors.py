@@ -8,6 +8,7 @@ import os
 import random
 import signal
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -81,12 +82,23 @@ def test_local_pool_bytes_match_in_process_grading_for_any_workers_and_order(
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.mark.filterwarnings("ignore::ResourceWarning")
-def test_ray_bytes_match_and_ray_is_shut_down(corpus: list[Unit],
-                                              reference: dict[Key, str]) -> None:
+def test_ray_bytes_match_even_for_a_dying_worker_and_ray_is_shut_down(
+        corpus: list[Unit], reference: dict[Key, str], tiny: TaskSpec,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     ray = pytest.importorskip("ray")
+    # Ray's workers import `dying` from this file: put the tests folder on their path.
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]))
+    doomed = units_for(tiny, [f"{tiny.gold_sql}\n{EXIT}\n"], 1, ["snapshot", "in_order"])
+    local = collect(LocalExecutor(1, work=dying), doomed)
     executor = make("ray", 2)
     assert isinstance(executor, RayExecutor)
-    assert collect(executor, list(reversed(corpus))) == reference
+    executor.work = dying
+    got = collect(executor, list(reversed(corpus)) + doomed)
+    assert {k: got[k] for k in reference} == reference
+    assert {k: got[k] for k in local} == local  # the death verdict too
+    assert sum(DIED in record for record in got.values()) == 1
+    assert executor.stats.deaths == 1
     assert not ray.is_initialized()
 
 
