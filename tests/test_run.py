@@ -152,6 +152,7 @@ def test_ray_executor_needs_its_extra(tmp_path: Path, tiny_dir: Path,
                        "ray", "--results", str(tmp_path / "r.duckdb"))
     assert code == 2
     assert "pip install 'arrivalbench[ray]'" in err
+    assert not (tmp_path / "r.duckdb").exists()  # refused before anything was written
 
 
 # -- resume after a real SIGKILL -------------------------------------------------------------

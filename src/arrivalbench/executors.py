@@ -172,7 +172,9 @@ def make(name: str, workers: int | None = None) -> Executor:
     if name == "local":
         return LocalExecutor(workers)
     if name == "ray":
-        return RayExecutor(workers)
+        executor = RayExecutor(workers)
+        executor._ray()  # the extra is installed, or a one-line error now
+        return executor
     raise ArrivalBenchError(f"--executor {name}: choose one of {', '.join(EXECUTORS)}")
 
 

@@ -162,10 +162,11 @@ def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None
         artifacts += folder.artifacts
         arm_names.append(folder.arm)
 
+    pool = _executor(executor, workers)  # a missing extra is an error before anything is written
     with Store(results) as store:
         planned = _store_artifacts(store, arm_names, specs, artifacts)
-        return _grade(store, planned, arm_names, [s.id for s in specs], seeds, workers,
-                      executor, progress, command, warnings, warn)
+        return _grade(store, planned, arm_names, [s.id for s in specs], seeds, pool, progress,
+                      command, warnings, warn)
 
 
 def _check_seeds(seeds: int) -> None:
@@ -223,6 +224,7 @@ def grade_arms(store_path: Path | str, arms: Sequence[str], tasks: Sequence[str]
         warnings.append(message)
         warn(message)
 
+    pool = _executor(executor, workers)
     with Store(store_path) as store:
         known = store.tasks()
         by_id = {t.task: t for t in known.values()}
@@ -244,8 +246,8 @@ def grade_arms(store_path: Path | str, arms: Sequence[str], tasks: Sequence[str]
             task_ids += [] if spec.id in task_ids else [spec.id]
         if not planned:
             note(f"{store.path}: no cell of arm {', '.join(arms)} to grade")
-        return _grade(store, planned, list(arms), task_ids, seeds, workers, executor, progress,
-                      None, warnings, warn)
+        return _grade(store, planned, list(arms), task_ids, seeds, pool, progress, None,
+                      warnings, warn)
 
 
 def _load_cell_task(cell: Cell, stored: StoredTask | None, warn: Warn
@@ -275,9 +277,8 @@ def _executor(executor: str | Executor, workers: int | None) -> Executor:
 
 
 def _grade(store: Store, planned: Sequence[_Planned], arms: Sequence[str], tasks: Sequence[str],
-           seeds: int, workers: int | None, executor: str | Executor, progress: bool,
-           command: str | None, warnings: list[str], warn: Warn) -> Summary:
-    pool = _executor(executor, workers)
+           seeds: int, pool: Executor, progress: bool, command: str | None,
+           warnings: list[str], warn: Warn) -> Summary:
     graded_before = store.graded_keys()
     units: dict[Key, Unit] = {}
     scripts: dict[str, str] = {}
@@ -424,6 +425,7 @@ def regrade(results: Path | str = DEFAULT_RESULTS, sample: int | None = None,
         warnings.append(message)
         warn(message)
 
+    pool = _executor(executor, workers)
     start = time.perf_counter()
     with Store(results, read_only=True) as store:
         path = store.path
@@ -457,7 +459,6 @@ def regrade(results: Path | str = DEFAULT_RESULTS, sample: int | None = None,
         units.append(Unit(source, spec.digest, v.key[3], scripts[v.key[3]], v.key[1], v.key[2]))
     by_key = {v.key: v for v in candidates}
     mismatches: list[Mismatch] = []
-    pool = _executor(executor, workers)
     with _progress(len(units), 0, enabled=progress, label="regrading") as advance:
         def on_results(batch: list[tuple[Unit, Result]]) -> None:
             for unit, result in batch:
