@@ -10,10 +10,11 @@ Tables
     `schema_version` = "1".
 `runs`
     One row per `run` (or `grade_arms` call): when it started and finished, its status
-    (`running` until it ends, then `finished` or `interrupted`; a run that was killed stays
-    `running` with no `finished_at`), the versions of the harness, DuckDB and Python, the
-    executor and its worker count, the seeds, arms and tasks asked for, how many replays it
-    graded and how many it found already graded, and the command line.
+    (`running` until it ends, then `finished`, `interrupted` by Ctrl-C or SIGTERM, or `failed`
+    on a harness error; a run that was killed stays `running` with no `finished_at`), the
+    versions of the harness, DuckDB and Python, the executor and its worker count, the seeds,
+    arms and tasks asked for, how many replays it graded and how many it found already graded,
+    and the command line.
 `tasks`
     One row per task digest graded into the file: the task id, where it was loaded from (a
     built-in id, or the folder's path for a user's task), title, mode, difficulty, the declared
@@ -88,7 +89,7 @@ CREATE TABLE IF NOT EXISTS runs (
     arms            VARCHAR[] NOT NULL,
     tasks           VARCHAR[],
     command         VARCHAR,
-    status          VARCHAR,               -- running | finished | interrupted
+    status          VARCHAR,               -- running | finished | interrupted | failed
     finished_at     TIMESTAMP,
     graded          INTEGER,               -- replays graded by this run
     skipped         INTEGER                -- replays of its plan found already graded
