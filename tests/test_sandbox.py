@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import re
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from arrivalbench.engine import Limits, normalize_message
 from arrivalbench.engine import duckdb as engine
+from arrivalbench.grading import Point, grade
 from arrivalbench.task import TaskSpec
 from conftest import TINY_GOLD, Grader
 
@@ -99,6 +102,23 @@ def test_a_query_that_never_ends_times_out(tiny: TaskSpec, grade_one: Grader) ->
     assert 0.5 <= elapsed < 10  # bounded: the query alone would run for hours
     assert_normalized(verdict.detail)
     assert_harness_alive(tiny, grade_one, limits)
+
+
+def _phase_in_forked_child(spec: TaskSpec, script: str, limits: Limits) -> str:
+    verdict = grade(spec, script, Point("snapshot", 0), limits)[0]
+    return str(verdict.detail.get("phase"))
+
+
+def test_a_forked_worker_has_its_own_watchdog(tiny: TaskSpec, grade_one: Grader) -> None:
+    """A worker forked after its parent ran a replay still interrupts a statement in time."""
+    limits = Limits(statement_seconds=0.5)
+    grade_one(tiny, TINY_GOLD, "snapshot", 0, limits)  # the parent's watchdog is running
+    endless = TINY_GOLD + "\nSELECT count(*) FROM range(1000000000000);"
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+        start = time.monotonic()
+        phase = pool.submit(_phase_in_forked_child, tiny, endless, limits).result(timeout=60)
+    assert phase == "timeout"
+    assert time.monotonic() - start < 10
 
 
 def test_a_query_that_allocates_without_bound_hits_the_memory_limit(tiny: TaskSpec,

@@ -93,16 +93,18 @@ class _Watchdog:
             self._armed = None
 
 
-_watchdog: _Watchdog | None = None
+_watchdogs: dict[int, _Watchdog] = {}
 _watchdog_lock = threading.Lock()
 
 
 def _get_watchdog() -> _Watchdog:
-    global _watchdog
+    # Keyed by process: a forked worker inherits its parent's watchdog object but not its
+    # thread, and an unwatched statement would never time out.
     with _watchdog_lock:
-        if _watchdog is None:  # started lazily: a forked worker needs its own thread
-            _watchdog = _Watchdog()
-        return _watchdog
+        pid = os.getpid()
+        if pid not in _watchdogs:
+            _watchdogs[pid] = _Watchdog()
+        return _watchdogs[pid]
 
 
 def classify(exc: BaseException, timed_out: bool) -> Phase:
