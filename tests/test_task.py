@@ -64,6 +64,10 @@ def _set(path: str, value: object) -> Edit:
 
 
 YAML_CASES: dict[str, tuple[Edit, list[str]]] = {
+    "misspelt top-level key": (_set("negatvies", {}), ["field negatvies", "unknown key",
+                                                      "negatives"]),
+    "misspelt source key": (_set("sources.orders.recordkey", ["order_id"]),
+                            ["field sources.orders.recordkey", "unknown key", "record_key"]),
     "unknown hazard": (_set("hazards", ["late_arrival", "time_travel"]),
                        ["field hazards", "'time_travel'", "late_arrival, out_of_order"]),
     "target key not a column": (_set("target.key", ["store"]),

@@ -185,6 +185,12 @@ class _Fields:
                                      f"({', '.join(allowed)})")
         return tuple(items)
 
+    def only(self, *allowed: str) -> None:
+        """A misspelt key would otherwise drop what it holds without a word."""
+        for key in self.data:
+            if key not in allowed:
+                raise self.fail(str(key), f"unknown key; allowed here: {', '.join(allowed)}")
+
     def sub(self, key: str) -> _Fields:
         return _Fields(self.file, self._name(key), self.get(key, dict))
 
@@ -218,6 +224,8 @@ def _parse(path: Path, folder_digest: str) -> TaskSpec:
     except UnicodeDecodeError:
         raise TaskError(f"{file}: not UTF-8 text") from None
     top = _Fields(file, "", document)
+    top.only("id", "title", "mode", "difficulty", "ticket", "sources", "target", "hazards",
+             "evolution", "negatives", "gold_idiom")
 
     task_id = top.get("id", str)
     if task_id != path.name:
@@ -226,6 +234,7 @@ def _parse(path: Path, folder_digest: str) -> TaskSpec:
     sources = []
     for name in top.get("sources", dict):
         sub = top.sub("sources").sub(name)
+        sub.only("columns", "record_key", "event_time", "entity_key", "version")
         columns = _columns(sub, "columns")
         names = tuple(c.name for c in columns)
         record_key = sub.names("record_key", names)
@@ -246,6 +255,7 @@ def _parse(path: Path, folder_digest: str) -> TaskSpec:
     source_names = tuple(s.name for s in sources)
 
     tsub = top.sub("target")
+    tsub.only("name", "columns", "key", "tolerance")
     tcolumns = _columns(tsub, "columns")
     key = tsub.names("key", tuple(c.name for c in tcolumns))
     if not key:
@@ -265,6 +275,7 @@ def _parse(path: Path, folder_digest: str) -> TaskSpec:
     evolution = None
     if "schema_evolution" in hazards:
         esub = top.sub("evolution")
+        esub.only("source", "column", "type")
         esource = esub.choice("source", source_names)
         ecolumn = esub.get("column", str)
         if ecolumn.lower() in (c.name.lower() for c in
@@ -277,6 +288,7 @@ def _parse(path: Path, folder_digest: str) -> TaskSpec:
     negatives = []
     for name in top.get("negatives", dict, {}):
         nsub = top.sub("negatives").sub(name)
+        nsub.only("fails")
         fails = nsub.get("fails", list)
         for hazard in fails:
             if hazard not in hazards:
