@@ -66,7 +66,10 @@ class Result:
 
 
 Work = Callable[[Unit], Result]
+# Called in the executor's process with each batch of results as it arrives, and with an empty
+# batch at least every TICK seconds while waiting: raising there stops the run.
 OnResults = Callable[[list[tuple[Unit, Result]]], None]
+TICK = 0.5
 
 
 class HarnessError(ArrivalBenchError):
@@ -232,7 +235,8 @@ class LocalExecutor:
                         if index is None:
                             break
                         worker.send(index, units[index])
-                ready = set(wait([w.conn for w in pool] + [w.process.sentinel for w in pool]))
+                ready = set(wait([w.conn for w in pool] + [w.process.sentinel for w in pool],
+                                 timeout=TICK))
                 batch: list[tuple[Unit, Result]] = []
                 error: HarnessError | None = None
                 for worker in list(pool):
@@ -262,9 +266,8 @@ class LocalExecutor:
                             queues[(unit.task, unit.task_digest)].appendleft(index)
                     if any(queues.values()):
                         pool.append(spawn())
-                if batch:
-                    remaining -= len(batch)
-                    on_results(batch)
+                remaining -= len(batch)
+                on_results(batch)
                 if error is not None:
                     raise error
         finally:
@@ -427,7 +430,9 @@ class RayExecutor:
             while todo and len(running) < capacity:
                 chunk = todo.popleft()
                 running[remote.remote([units[i] for i in chunk], self.work)] = chunk
-            done, _ = ray.wait(list(running), num_returns=1)
+            done, _ = ray.wait(list(running), num_returns=1, timeout=TICK)
+            if not done:
+                on_results([])
             for ref in done:
                 chunk = running.pop(ref)
                 try:

@@ -299,16 +299,19 @@ def _grade(store: Store, planned: Sequence[_Planned], arms: Sequence[str], tasks
     graded = 0
     start = time.perf_counter()
 
-    with _progress(len(pending), skipped, enabled=progress) as advance:
+    with _progress(len(pending), skipped, enabled=progress) as advance, \
+            _stop_on_signals() as stop:
         def on_results(batch: list[tuple[Unit, Result]]) -> None:
             nonlocal graded
-            graded += store.add_verdicts([r.graded() for _u, r in batch], run_id)
+            if batch:
+                graded += store.add_verdicts([r.graded() for _u, r in batch], run_id)
             for _unit, result in batch:
                 advance(result.verdict.verdict)
+            if stop.requested:  # here, between writes, never inside one
+                raise KeyboardInterrupt
 
         try:
-            with _terminate_as_interrupt():
-                pool.run(pending, on_results)
+            pool.run(pending, on_results)
         except BaseException as exc:
             interrupted = isinstance(exc, KeyboardInterrupt)
             store.finish_run(run_id, "interrupted" if interrupted else "failed", graded, skipped)
@@ -331,22 +334,33 @@ def _grade(store: Store, planned: Sequence[_Planned], arms: Sequence[str], tasks
                    time.perf_counter() - start, warnings)
 
 
+@dataclass
+class _Stop:
+    requested: bool = False
+
+
 @contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM (a scheduler's or `kill`'s polite stop) ends a run like Ctrl-C: the verdicts
-    stored stay, the run is marked interrupted, workers are stopped."""
+def _stop_on_signals() -> Iterator[_Stop]:
+    """Ctrl-C and SIGTERM (a scheduler's or `kill`'s polite stop) only ask the run to stop: it
+    stops at the next result, after storing what arrived, so that no write to the results file
+    is cut in the middle (DuckDB turns a signal during a statement into an error of its own).
+    A second signal stops at once."""
+    stop = _Stop()
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield stop
         return
 
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
+    def request(signum: int, frame: object) -> None:
+        if stop.requested:
+            raise KeyboardInterrupt
+        stop.requested = True
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    previous = {s: signal.signal(s, request) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield
+        yield stop
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def _summarise(store: Store, planned: Sequence[_Planned], arms: Sequence[str], seeds: int
