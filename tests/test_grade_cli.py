@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -174,6 +176,20 @@ def test_bad_input_in_a_real_process_has_no_traceback(tmp_path: Path) -> None:
     assert result.stdout == ""
     assert result.stderr == (f"arrivalbench: error: {tmp_path / 'absent.sql'}: no such file; "
                              "give the path of a .sql script\n")
+
+
+@pytest.mark.parametrize("after", [1.0, 2.0])
+def test_ctrl_c_is_one_line_and_exit_two(after: float) -> None:
+    """Ctrl-C lands in the harness or inside a DuckDB statement; either way no traceback."""
+    process = subprocess.Popen([sys.executable, "-c", "from arrivalbench.cli import main; main()",
+                                "grade", GOLD, "--task", TASK, "--seeds", "50"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(after)
+    process.send_signal(signal.SIGINT)
+    _out, err = process.communicate(timeout=60)
+    assert process.returncode == 2
+    assert err.strip().splitlines()[-1] == "arrivalbench: error: interrupted"
+    assert "Traceback" not in err
 
 
 def test_tasks_json(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:

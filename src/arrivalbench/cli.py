@@ -327,7 +327,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except click.UsageError as exc:
         command = exc.ctx.command_path if exc.ctx else "arrivalbench"
         fail(f"{exc.format_message()} (see '{command} --help')")
-    except click.Abort:
+    except (click.Abort, KeyboardInterrupt):
         fail("interrupted")
     except click.ClickException as exc:
         fail(exc.format_message())

@@ -43,7 +43,7 @@ def load_log(spec: TaskSpec) -> Log:
     return _load(spec)
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=64)  # the whole corpus, with room for a user's tasks
 def _load(spec: TaskSpec) -> Log:
     con = duckdb.connect(config={"threads": 1})
     try:

@@ -95,7 +95,7 @@ def expected(spec: TaskSpec, limits: Limits = Limits()) -> Table:
     return _expected(spec, limits)
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=64)  # the whole corpus, with room for a user's tasks
 def _expected(spec: TaskSpec, limits: Limits) -> Table:
     log = load_log(spec)
     where = spec.path / "reference.sql"

@@ -213,6 +213,12 @@ class Database:
             kind = classify(exc, fired)
             raise Failure(phase if kind == "run" else kind, normalize_message(str(exc)),
                           statement=statement) from None
+        except RuntimeError as exc:
+            # DuckDB turns the user's Ctrl-C during a statement into this error: it is the
+            # user's interrupt, not the pipeline's failure.
+            if "interrupted" in str(exc).lower():
+                raise KeyboardInterrupt from None
+            raise
 
     def stage(self, deliveries: Mapping[str, pa.Table]) -> None:
         """Register every delivery of the replay, one Arrow table per source with a `__batch`
