@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from loggen import REGISTRY  # the package sits next to this script
+from loggen.common import weighted
 
 TASKS_DIR = Path(__file__).resolve().parent.parent / "src" / "arrivalbench" / "tasks"
 
@@ -344,16 +345,6 @@ EXTERNAL_REFERRERS = [
 ]
 
 
-def _weighted(rng: random.Random, table: list[tuple]) -> object:
-    total = sum(w for _, w in table)
-    pick = rng.randint(1, total)
-    for value, weight in table:
-        pick -= weight
-        if pick <= 0:
-            return value
-    raise AssertionError("unreachable")
-
-
 def _uuid(rng: random.Random) -> str:
     h = f"{rng.getrandbits(128):032x}"
     h = h[:12] + "4" + h[13:16] + "89ab"[int(h[16], 16) % 4] + h[17:]
@@ -367,15 +358,15 @@ def gen_web_page_views() -> dict[str, list[dict]]:
     rows: list[dict] = []
     for _ in range(104):
         day = start + dt.timedelta(days=rng.randint(0, 27))
-        hour = _weighted(rng, [(h, 1 if h < 7 else 4 if h < 18 else 6 if h < 22 else 2)
+        hour = weighted(rng, [(h, 1 if h < 7 else 4 if h < 18 else 6 if h < 22 else 2)
                                for h in range(24)])
         when = day + dt.timedelta(hours=hour, seconds=rng.randint(0, 3599))
         session_id = f"{rng.getrandbits(48):012x}"
         user_id = rng.choice(users) if rng.random() < 0.6 else None
-        referrer = _weighted(rng, EXTERNAL_REFERRERS)
+        referrer = weighted(rng, EXTERNAL_REFERRERS)
         pages = min(1 + int(rng.expovariate(1 / 3.6)), 14)
         for _ in range(pages):
-            url = SITE + _weighted(rng, PAGES)
+            url = SITE + weighted(rng, PAGES)
             rows.append({"session_id": session_id, "user_id": user_id, "url": url,
                          "referrer": referrer, "viewed_at": when})
             referrer = None if rng.random() < 0.1 else url  # some browsers strip the referrer
