@@ -291,11 +291,11 @@ def test_progress_bar_renders_rate_and_counts() -> None:
 
     from rich.console import Console
 
-    from arrivalbench.grid import _progress
+    from arrivalbench.render import progress
 
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=150)
-    with _progress(3, 7, console=console) as advance:
+    with progress(3, skipped=7, console=console) as advance:
         for verdict in ("PASS", "FAIL", "PASS"):
             advance(verdict)
             time.sleep(0.05)

@@ -79,7 +79,7 @@ def grade(pipeline: Path, task: str, kinds: Sequence[str], seeds: int, timeout: 
     points = plan(spec, seeds, kinds)
     limits = Limits(statement_seconds=timeout)
     verdicts = []
-    with render.progress(len(points), quiet=as_json) as advance:
+    with render.progress(len(points), enabled=not as_json) as advance:
         for verdict, _outcome in grade_all(spec, script, points, limits):
             verdicts.append(verdict)
             advance(verdict.verdict)

@@ -26,22 +26,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.progress import Task as ProgressTask
 from rich.table import Table
-from rich.text import Text
 
 from arrivalbench import arms as armlib
-from arrivalbench import executors
+from arrivalbench import executors, render
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.executors import Executor, Result, Unit, unit_key
 from arrivalbench.grading import DEFAULT_SEEDS, plan
@@ -299,7 +287,7 @@ def _grade(store: Store, planned: Sequence[_Planned], arms: Sequence[str], tasks
     graded = 0
     start = time.perf_counter()
 
-    with _progress(len(pending), skipped, enabled=progress) as advance, \
+    with render.progress(len(pending), enabled=progress, skipped=skipped) as advance, \
             _stop_on_signals() as stop:
         def on_results(batch: list[tuple[Unit, Result]]) -> None:
             nonlocal graded
@@ -473,7 +461,7 @@ def regrade(results: Path | str = DEFAULT_RESULTS, sample: int | None = None,
         units.append(Unit(source, spec.digest, v.key[3], scripts[v.key[3]], v.key[1], v.key[2]))
     by_key = {v.key: v for v in candidates}
     mismatches: list[Mismatch] = []
-    with _progress(len(units), 0, enabled=progress, label="regrading") as advance:
+    with render.progress(len(units), enabled=progress, label="regrading") as advance:
         def on_results(batch: list[tuple[Unit, Result]]) -> None:
             for unit, result in batch:
                 old = by_key[unit_key(unit)]
@@ -490,38 +478,6 @@ def regrade(results: Path | str = DEFAULT_RESULTS, sample: int | None = None,
 
 
 # -- terminal output -------------------------------------------------------------------------
-
-_STYLE = {"PASS": "green", "FAIL": "bold red", "ERROR": "bold yellow"}
-
-
-class _Rate(ProgressColumn):
-    def render(self, task: ProgressTask) -> Text:
-        speed = task.finished_speed or task.speed
-        return Text(f"{speed:5.1f} replays/s" if speed else "    - replays/s", style="cyan")
-
-
-@contextmanager
-def _progress(total: int, skipped: int, enabled: bool = True, label: str = "grading",
-              console: Console | None = None) -> Iterator[Callable[[str], None]]:
-    """A progress bar (on standard error unless `console` is given) with rate, ETA and live
-    verdict counts; shown only on a terminal. `advance(verdict)` after each replay."""
-    console = console or Console(stderr=True)
-    counts: Counter[str] = Counter()
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   _Rate(), TextColumn("{task.fields[counts]}"), TimeElapsedColumn(),
-                   TextColumn("ETA"), TimeRemainingColumn(), console=console, transient=True,
-                   disable=not enabled or not console.is_terminal)
-    description = label if not skipped else f"{label} ({skipped} already graded)"
-
-    def advance(verdict: str) -> None:
-        counts[verdict] += 1
-        text = "  ".join(f"[{_STYLE[k]}]{k} {counts[k]}[/]" for k in _STYLE if counts[k])
-        bar.update(job, advance=1, counts=text)
-
-    with bar:
-        job = bar.add_task(description, total=total, counts="")
-        yield advance
-
 
 def _share(part: int, whole: int) -> str:
     return f"{part}/{whole} {part / whole:4.0%}" if whole else "-"

@@ -7,9 +7,18 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from rich.console import Group, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.progress import Task as ProgressTask
 from rich.table import Table
 from rich.text import Text
 
@@ -108,25 +117,33 @@ def _runs(records: Sequence[tuple[str, int]]) -> str:
     return " ".join(f"{s}:{a}" if a == b else f"{s}:{a}-{b}" for s, a, b in runs)
 
 
+class _Rate(ProgressColumn):
+    def render(self, task: ProgressTask) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text(f"{speed:5.1f} replays/s" if speed else "    - replays/s", style="cyan")
+
+
 @contextmanager
-def progress(total: int, quiet: bool = False) -> Iterator[Callable[[str], None]]:
-    """A progress bar with live verdict counts; `advance(verdict)` after each replay."""
+def progress(total: int, enabled: bool = True, label: str = "grading", skipped: int = 0,
+             console: Console | None = None) -> Iterator[Callable[[str], None]]:
+    """A progress bar (on standard error unless `console` is given) with rate, ETA and live
+    verdict counts; shown only on a terminal. `advance(verdict)` after each replay."""
+    console = console or Console(stderr=True)
     counts: Counter[str] = Counter()
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TextColumn("{task.fields[counts]}"), TimeRemainingColumn(),
-                   transient=True, disable=quiet)
+                   _Rate(), TextColumn("{task.fields[counts]}"), TimeElapsedColumn(),
+                   TextColumn("ETA"), TimeRemainingColumn(), console=console, transient=True,
+                   disable=not enabled or not console.is_terminal)
+    description = label if not skipped else f"{label} ({skipped} already graded)"
 
     def advance(verdict: str) -> None:
         counts[verdict] += 1
-        bar.update(job, advance=1, counts=_counts_text(counts))
+        text = "  ".join(f"[{STYLE[k]}]{k} {counts[k]}[/]" for k in STYLE if counts[k])
+        bar.update(job, advance=1, counts=text)
 
     with bar:
-        job = bar.add_task("replays", total=total, counts="")
+        job = bar.add_task(description, total=total, counts="")
         yield advance
-
-
-def _counts_text(counts: Counter[str]) -> str:
-    return "  ".join(f"[{STYLE[k]}]{k} {counts[k]}[/]" for k in STYLE if counts[k])
 
 
 def grade_document(spec: TaskSpec, verdicts: Sequence[Verdict]) -> dict[str, JSON]:
