@@ -204,3 +204,13 @@ def test_an_instance_that_fails_is_replaced(tiny: TaskSpec, grade_one: Grader,
     grade_one(tiny, TINY_GOLD, "snapshot")
     assert broken not in engine._instances.values()
     assert_harness_alive(tiny, grade_one)
+
+
+def test_a_target_past_the_row_limit_is_a_read_target_error(tiny: TaskSpec,
+                                                            grade_one: Grader) -> None:
+    limits = Limits(max_target_rows=5)
+    verdict = grade_one(tiny, "CREATE OR REPLACE TABLE shop_revenue AS "
+                              "SELECT i AS shop FROM range(6) t(i);", "snapshot", 0, limits)
+    assert verdict.verdict == "ERROR"
+    assert verdict.detail["phase"] == "read-target"
+    assert verdict.detail["message"] == "the result has more than 5 rows, the limit"

@@ -277,16 +277,16 @@ class Database:
               ) -> Table:
         con = con or self._db
         limit = self.limits.max_target_rows
-        count = self._execute(con, f"SELECT count(*) FROM ({sql})", phase).fetchone()
-        if count is not None and count[0] > limit:
-            raise Failure(phase, f"the result has {count[0]} rows, more than the limit {limit}")
         result = self._execute(con, sql, phase)
         columns = tuple((d[0], str(d[1])) for d in result.description or ())
         try:
-            rows = tuple(result.fetchall())
+            # One row past the limit tells an oversized result without a second query.
+            rows = tuple(result.fetchmany(limit + 1))
         except duckdb.Error as exc:
             raise Failure(classify(exc, self._watchdog.fired), normalize_message(str(exc))
                           ) from None
+        if len(rows) > limit:
+            raise Failure(phase, f"the result has more than {limit} rows, the limit")
         return Table(columns, rows)
 
 
