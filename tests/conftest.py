@@ -135,3 +135,16 @@ def grade_one() -> Grader:
         return grade(spec, script, Point(kind, seed), limits)[0]
 
     return run
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """`arrivalbench ARGS` in this process: (exit status, stdout, stderr)."""
+    from arrivalbench.cli import main
+
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err

@@ -9,20 +9,9 @@ import duckdb
 import pytest
 
 from arrivalbench import grid
-from arrivalbench.cli import main
-from conftest import write_task
+from conftest import cli, write_task
 
 POINTS = 6  # the tiny task with --seeds 1
-
-
-def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture(scope="module")

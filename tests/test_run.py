@@ -15,23 +15,12 @@ import pytest
 
 from arrivalbench import grid
 from arrivalbench.arms import BUILTIN_ARMS
-from arrivalbench.cli import main
 from arrivalbench.grading import plan
 from arrivalbench.store import Cell, Store
 from arrivalbench.task import load_spec
-from conftest import TINY_NO_DEDUP, write_task
+from conftest import TINY_NO_DEDUP, cli, write_task
 
 POINTS = 6  # the tiny task with --seeds 1: snapshot, in_order, trickle and three hazards
-
-
-def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def rows(path: Path, sql: str) -> list[tuple[object, ...]]:
