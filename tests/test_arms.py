@@ -186,14 +186,14 @@ def test_submissions_cannot_take_a_builtin_arm_name(tmp_path: Path, tiny: TaskSp
 
 
 def test_idioms_are_none_without_the_extractor(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "arrivalbench.agent.idioms", None)  # import fails
+    monkeypatch.setitem(sys.modules, "arrivalbench.idioms", None)  # import fails
     assert arms.idioms("SELECT 1") is None
 
 
 def test_idioms_come_sorted_from_the_extractor(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = types.ModuleType("arrivalbench.agent.idioms")
+    fake = types.ModuleType("arrivalbench.idioms")
     fake.signature = lambda sql: ["select_star", "history_table"]  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "arrivalbench.agent.idioms", fake)
+    monkeypatch.setitem(sys.modules, "arrivalbench.idioms", fake)
     assert arms.idioms("SELECT * FROM x") == ["history_table", "select_star"]
 
 
@@ -201,7 +201,7 @@ def test_idioms_are_none_when_the_extractor_fails(monkeypatch: pytest.MonkeyPatc
     def broken(sql: str) -> list[str]:
         raise ValueError("cannot parse")
 
-    fake = types.ModuleType("arrivalbench.agent.idioms")
+    fake = types.ModuleType("arrivalbench.idioms")
     fake.signature = broken  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "arrivalbench.agent.idioms", fake)
+    monkeypatch.setitem(sys.modules, "arrivalbench.idioms", fake)
     assert arms.idioms("not SQL at all") is None

@@ -19,8 +19,8 @@ import pytest
 from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage
 
 from arrivalbench.agent import generate as generation
-from arrivalbench.agent import leakage
-from arrivalbench.agent.idioms import signature
+from arrivalbench import leakage
+from arrivalbench.idioms import signature
 from arrivalbench.cli import main
 from arrivalbench.grading import artifact_digest
 from arrivalbench.task import builtin_ids, load_spec

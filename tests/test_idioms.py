@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from arrivalbench.agent.idioms import TAGS, signature
+from arrivalbench.idioms import TAGS, signature
 from arrivalbench.cli import main
 from arrivalbench.task import BUILTIN_DIR, builtin_ids, load_spec
 

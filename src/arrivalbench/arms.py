@@ -267,13 +267,13 @@ def submissions(folder: Path, specs: Sequence[TaskSpec], arm_name: str | None = 
 
 
 def idioms(sql: str) -> list[str] | None:
-    """The idiom signature tags of a script (`arrivalbench.agent.idioms.signature`, imported
+    """The idiom signature tags of a script (`arrivalbench.idioms.signature`, imported
     lazily), or None when that extractor is not installed or cannot read this script: tags
     describe an artifact, they never stop one from being graded."""
     try:
-        from arrivalbench.agent.idioms import signature  # type: ignore[import-not-found,unused-ignore]
+        from arrivalbench.idioms import signature  # type: ignore[import-not-found,unused-ignore]
     except ModuleNotFoundError as exc:
-        if exc.name in ("arrivalbench.agent.idioms", "arrivalbench.agent"):
+        if exc.name in ("arrivalbench.idioms", "arrivalbench.agent"):
             return None
         raise
     try:

@@ -45,7 +45,7 @@ def tasks(as_json: bool) -> None:
 @click.option("--prompt", "variant", help="Print only the prompt of this variant.")
 def show(task: str, schedule: str | None, seed: int, variant: str | None) -> None:
     """Show TASK (a built-in id or a folder): ticket, schemas, hazards and the agent's prompt."""
-    from arrivalbench.agent.prompts import build
+    from arrivalbench.prompts import build
 
     spec = load_spec(task)
     if schedule is not None:
@@ -257,7 +257,7 @@ def idioms(script: Path, as_json: bool) -> None:
     """The idiom signature of SCRIPT: history_table, anti_join, batch_dedup, upsert,
     watermark_filter, select_star, full_recompute, transaction (unparsed: sqlglot could not
     read a statement)."""
-    from arrivalbench.agent.idioms import signature
+    from arrivalbench.idioms import signature
 
     tags = signature(read_script(script))
     if as_json:

@@ -30,7 +30,7 @@ Checks, as they are named in the gate's output:
 - ``coverage``      every declared hazard is failed by at least one negative control (no hazard
                     is vacuous).
 - ``leakage``       the title, the ticket and the unhinted prompt built from it are free of hazard
-                    vocabulary (`arrivalbench.agent.leakage`).
+                    vocabulary (`arrivalbench.leakage`).
 - ``idiom``         `gold_idiom`, when given, names one of `IDIOMS`.
 
 Each artifact (the gold and every negative) is graded once per (schedule, seed) and the verdicts
@@ -50,8 +50,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from arrivalbench.agent.leakage import scan
-from arrivalbench.agent.prompts import build
+from arrivalbench.leakage import scan
+from arrivalbench.prompts import build
 from arrivalbench.engine import Failure, Limits
 from arrivalbench.engine import duckdb as engine
 from arrivalbench.errors import TaskError

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arrivalbench.agent.extract import Problem
-from arrivalbench.agent.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS, build
+from arrivalbench.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS, build
 from arrivalbench.agent.samples import (
     ERROR,
     FINAL,
@@ -301,7 +301,7 @@ def _transcript(sample: EvalSample, turns: list[dict[str, JSON]]) -> dict[str, J
 
 def store(plan: Plan, logs: Sequence[EvalLog]) -> Outcome:
     """Write every sample of `logs` to the results file."""
-    from arrivalbench.agent.idioms import signature
+    from arrivalbench.idioms import signature
 
     request = plan.request
     specs = {spec.id: spec for spec in plan.specs}

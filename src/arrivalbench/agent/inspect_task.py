@@ -32,8 +32,8 @@ from inspect_ai.util import LimitExceededError
 from arrivalbench import render
 from arrivalbench.agent import feedback
 from arrivalbench.agent.extract import extract, statements
-from arrivalbench.agent.idioms import signature
-from arrivalbench.agent.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS, build
+from arrivalbench.idioms import signature
+from arrivalbench.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS, build
 from arrivalbench.agent.samples import (
     ERROR,
     FINAL,
