@@ -18,11 +18,11 @@ import duckdb
 import pytest
 from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage
 
-from arrivalbench.agent import generate as generation
 from arrivalbench import leakage
-from arrivalbench.idioms import signature
+from arrivalbench.agent import generate as generation
 from arrivalbench.cli import main
 from arrivalbench.grading import artifact_digest
+from arrivalbench.idioms import signature
 from arrivalbench.task import builtin_ids, load_spec
 from conftest import TINY_GOLD, TINY_YAML, write_task
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from arrivalbench.idioms import TAGS, signature
 from arrivalbench.cli import main
+from arrivalbench.idioms import TAGS, signature
 from arrivalbench.task import BUILTIN_DIR, builtin_ids, load_spec
 
 # The tags of each built-in gold and negative script, one letter a tag:

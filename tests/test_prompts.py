@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from arrivalbench import leakage
-from arrivalbench.prompts import CONTRACT, HAZARD_HINTS, VARIANTS, build
 from arrivalbench.cli import main
 from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.prompts import CONTRACT, HAZARD_HINTS, VARIANTS, build
 from arrivalbench.task import HAZARDS, TaskSpec, builtin_ids, load_spec
 
 README = Path(__file__).resolve().parents[1] / "README.md"

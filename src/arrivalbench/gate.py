@@ -50,15 +50,15 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from arrivalbench.leakage import scan
-from arrivalbench.prompts import build
 from arrivalbench.engine import Failure, Limits
 from arrivalbench.engine import duckdb as engine
 from arrivalbench.errors import TaskError
 from arrivalbench.grading import Point, grade
 from arrivalbench.grading import schedule as make_schedule
+from arrivalbench.leakage import scan
 from arrivalbench.log import Event, load_log
 from arrivalbench.oracle import compare
+from arrivalbench.prompts import build
 from arrivalbench.replay import expected, replay
 from arrivalbench.schedules import CONTROLS, Schedule
 from arrivalbench.task import TaskSpec, load_spec

@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arrivalbench.agent.extract import Problem
-from arrivalbench.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS, build
 from arrivalbench.agent.samples import (
     ERROR,
     FINAL,
@@ -44,6 +43,7 @@ from arrivalbench.agent.samples import (
 )
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.grading import DEFAULT_SEEDS
+from arrivalbench.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS, build
 from arrivalbench.store import Cell, Store, Turn
 from arrivalbench.task import TaskSpec
 from arrivalbench.values import JSON

@@ -32,8 +32,6 @@ from inspect_ai.util import LimitExceededError
 from arrivalbench import render
 from arrivalbench.agent import feedback
 from arrivalbench.agent.extract import extract, statements
-from arrivalbench.idioms import signature
-from arrivalbench.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS, build
 from arrivalbench.agent.samples import (
     ERROR,
     FINAL,
@@ -47,6 +45,8 @@ from arrivalbench.agent.samples import (
 )
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.grading import DEFAULT_SEEDS, Point, artifact_digest, grade, grade_all, plan
+from arrivalbench.idioms import signature
+from arrivalbench.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS, build
 from arrivalbench.schedules import CONTROLS
 from arrivalbench.task import TaskSpec, load_spec
 from arrivalbench.values import JSON, digest
