@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -185,23 +183,13 @@ def test_submissions_cannot_take_a_builtin_arm_name(tmp_path: Path, tiny: TaskSp
 # -- idiom signatures ------------------------------------------------------------------------
 
 
-def test_idioms_are_none_without_the_extractor(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "arrivalbench.idioms", None)  # import fails
-    assert arms.idioms("SELECT 1") is None
+def test_idioms_are_judged_against_the_task() -> None:
+    spec = load_spec("account_balances")  # postings, record key posting_id
+    entity_keys = "INSERT INTO accounts SELECT DISTINCT account_id FROM incoming.postings"
+    assert arms.idioms(entity_keys, spec) == []  # neither a guard nor a history of records
+    records = "INSERT INTO log SELECT DISTINCT posting_id, amount FROM incoming.postings"
+    assert arms.idioms(records, spec) == ["batch_dedup", "history_table"]
 
 
-def test_idioms_come_sorted_from_the_extractor(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = types.ModuleType("arrivalbench.idioms")
-    fake.signature = lambda sql: ["select_star", "history_table"]  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "arrivalbench.idioms", fake)
-    assert arms.idioms("SELECT * FROM x") == ["history_table", "select_star"]
-
-
-def test_idioms_are_none_when_the_extractor_fails(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(sql: str) -> list[str]:
-        raise ValueError("cannot parse")
-
-    fake = types.ModuleType("arrivalbench.idioms")
-    fake.signature = broken  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "arrivalbench.idioms", fake)
-    assert arms.idioms("not SQL at all") is None
+def test_idioms_of_an_unreadable_script_say_so() -> None:
+    assert arms.idioms("not SQL at all", load_spec("account_balances")) == ["unparsed"]

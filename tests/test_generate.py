@@ -148,7 +148,9 @@ def test_a_script_is_stored_with_its_idioms_turns_and_tokens(generated: dict[str
     assert Path(meta["inspect_log"]).parent == results.parent / "r.inspect-logs"
     [(sql, idioms)] = rows(results, "SELECT sql, idioms FROM artifacts WHERE artifact = ?",
                            [artifact])
-    assert sql == TINY_GOLD and idioms == signature(TINY_GOLD)
+    spec = load_spec(generated["root"] / "tasks" / "passes")
+    assert sql == TINY_GOLD and idioms == signature(TINY_GOLD, spec)
+    assert idioms == ["batch_dedup", "full_recompute", "history_table", "select_star", "upsert"]
     assert rows(results, "SELECT turn, snapshot_verdict, feedback FROM turns WHERE task = "
                          "'passes'") == [(1, "PASS", None)]
     [(turns, given, produced, transcript)] = rows(

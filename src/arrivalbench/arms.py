@@ -23,6 +23,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from arrivalbench.errors import ArrivalBenchError, TaskError
+from arrivalbench.idioms import signature
 from arrivalbench.task import BUILTIN_DIR, TaskSpec, builtin_ids
 from arrivalbench.values import JSON
 
@@ -266,17 +267,8 @@ def submissions(folder: Path, specs: Sequence[TaskSpec], arm_name: str | None = 
 # -- idiom signatures ------------------------------------------------------------------------
 
 
-def idioms(sql: str) -> list[str] | None:
-    """The idiom signature tags of a script (`arrivalbench.idioms.signature`, imported
-    lazily), or None when that extractor is not installed or cannot read this script: tags
-    describe an artifact, they never stop one from being graded."""
-    try:
-        from arrivalbench.idioms import signature  # type: ignore[import-not-found,unused-ignore]
-    except ModuleNotFoundError as exc:
-        if exc.name in ("arrivalbench.idioms", "arrivalbench.agent"):
-            return None
-        raise
-    try:
-        return sorted(str(tag) for tag in signature(sql))
-    except Exception:  # a submission may be anything; its verdicts will say what it is
-        return None
+def idioms(sql: str, spec: TaskSpec) -> list[str]:
+    """The idiom signature tags of a script written for `spec`, judged against its record keys.
+    Tags describe an artifact and never stop one from being graded: a statement sqlglot cannot
+    read is tagged `unparsed`."""
+    return signature(sql, spec)

@@ -252,14 +252,19 @@ def generate(model: str, variant: str, replicates: int, task_refs: Sequence[str]
 
 @app.command()
 @click.argument("script", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--task", "task", default=None,
+              help="The task SCRIPT is written for (a built-in id or a task folder): its record "
+                   "keys decide batch_dedup, history_table and anti_join. Without it every "
+                   "column of the batch counts as a record key.")
 @click.option("--json", "as_json", is_flag=True, help="Print a sorted JSON list of tags.")
-def idioms(script: Path, as_json: bool) -> None:
+def idioms(script: Path, task: str | None, as_json: bool) -> None:
     """The idiom signature of SCRIPT: history_table, anti_join, batch_dedup, upsert,
     watermark_filter, select_star, full_recompute, transaction (unparsed: sqlglot could not
     read a statement)."""
     from arrivalbench.idioms import signature
 
-    tags = signature(read_script(script))
+    spec = load_spec(task) if task is not None else None
+    tags = signature(read_script(script), spec)
     if as_json:
         click.echo(canonical_json(tags))
     else:

@@ -175,7 +175,7 @@ def _store_artifacts(store: Store, arms: Sequence[str], specs: Sequence[TaskSpec
             cells = []
             for artifact in by_cell.get((arm, spec.id), []):
                 known = store.artifact_idioms(digest(artifact.sql))
-                tags = known if known is not None else armlib.idioms(artifact.sql)
+                tags = known if known is not None else armlib.idioms(artifact.sql, spec)
                 store.add_artifact(artifact.sql, tags)
                 cell = Cell(arm, spec.id, spec.digest, artifact.replicate,
                             digest(artifact.sql), None, artifact.provenance)

@@ -325,7 +325,7 @@ def store(plan: Plan, logs: Sequence[EvalLog]) -> Outcome:
                         else "harness_error"
                 artifact = None
                 if final is not None:
-                    artifact = results.add_artifact(final, signature(final))
+                    artifact = results.add_artifact(final, signature(final, spec))
                     scripts += 1
                     passed = first_pass_turn(turns)
                     first += passed == 1

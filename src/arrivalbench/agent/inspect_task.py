@@ -224,7 +224,7 @@ def verdicts(seeds: int = DEFAULT_SEEDS) -> Scorer:
             answer=script,
             explanation=explain(graded),
             metadata={**common, "artifact": artifact_digest(script),
-                      "idioms": signature(script), "snapshot": by_kind["snapshot"][0],
+                      "idioms": signature(script, spec), "snapshot": by_kind["snapshot"][0],
                       "verdicts": by_kind})
 
     return score
