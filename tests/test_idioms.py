@@ -93,6 +93,14 @@ def test_every_gold_and_negative_of_the_corpus_parses() -> None:
     assert unparsed == []
 
 
+def test_a_task_only_takes_tags_away() -> None:
+    # the record-key conditions hold for any batch column without a task, so a task can only
+    # withhold a tag, never add one
+    for case in labelled():
+        if case.task is not None:
+            assert set(signature(case.sql, case.spec())) <= set(signature(case.sql)), case.name
+
+
 def test_a_task_sharpens_what_a_loose_reading_accepts() -> None:
     spec = load_spec("account_balances")
     sql = "INSERT OR IGNORE INTO accounts SELECT DISTINCT account_id FROM incoming.postings"

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import re
 import threading
 from collections.abc import Iterable, Iterator, Mapping
@@ -488,8 +489,9 @@ _SPLIT_LOCK = threading.Lock()
 
 
 @functools.cache
-def _splitter() -> duckdb.DuckDBPyConnection:
-    """One in-memory connection for the whole process: it only parses, never runs a thing."""
+def _splitter(pid: int) -> duckdb.DuckDBPyConnection:
+    """One in-memory connection per process (a forked worker opens its own): it only parses,
+    never runs a thing."""
     return duckdb.connect(":memory:")
 
 
@@ -498,7 +500,7 @@ def _statements(sql: str) -> list[tuple[str, bool]]:
     script DuckDB cannot parse, by semicolons."""
     try:
         with _SPLIT_LOCK:  # a DuckDB connection is not to be shared across threads at once
-            parsed = _splitter().extract_statements(sql)
+            parsed = _splitter(os.getpid()).extract_statements(sql)
         return [(s.query, s.type == duckdb.StatementType.TRANSACTION) for s in parsed]
     except Exception:  # the parser raises non-DuckDB errors on odd input too
         return [(part, False) for part in sql.split(";") if part.strip()]
