@@ -112,7 +112,7 @@ class _Reader(Flow):
         for difference in statement.find_all(exp.Except):
             if self.rows_from_batch(difference.this) and \
                     self.reads_persistent(difference.expression) and \
-                    self.covers(o for os in self.outputs(difference.this).values() for o in os):
+                    self.covers(self.carried(difference.this)):
                 self.tags.add("anti_join")
         if isinstance(statement, exp.Merge):
             self.merge(statement)
@@ -195,7 +195,7 @@ class _Reader(Flow):
                 return True
         for operation in self.set_operations(source):
             if operation.args.get("distinct") and self.rows_from_batch(operation) and \
-                    self.covers(o for os in self.outputs(operation).values() for o in os):
+                    self.covers(self.carried(operation)):
                 return True
         return self.first_of_row_number(selects)
 
