@@ -383,13 +383,13 @@ class _Reader(Flow):
             updates = not self.keyed_on_record(keys or self.primary_keys.get(name, ()), written)
         staging = name in self.temporary or (name in self.cleared and
                                              not self.reads_persistent(source))
+        if name and name not in self.temporary and self.star_flows(source):
+            self.tags.add("select_star")
         if staging:  # a table that holds this batch's records again
             self.mark(name, source, written)
         elif name:
             if self.is_guarded(source):
                 self.tags.add("batch_dedup")
-            if self.star_flows(source):
-                self.tags.add("select_star")
             if not updates and self.rows_from_batch(source) and \
                     not self.aggregates(source) and \
                     self.covers(o for os in written.values() for o in os):
