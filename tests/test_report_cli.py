@@ -89,7 +89,7 @@ def test_file_that_is_not_duckdb(tmp_path: Path, capsys: pytest.CaptureFixture[s
     junk = tmp_path / "results.duckdb"
     junk.write_text("verdicts,PASS\n", encoding="utf-8")
     line = one_line_error(*run(["report", "--results", str(junk)], capsys))
-    assert "cannot be read as a results file" in line
+    assert "cannot open as a results file" in line and str(junk) in line
     assert junk.read_text(encoding="utf-8") == "verdicts,PASS\n"
 
 
@@ -98,7 +98,7 @@ def test_duckdb_file_without_results_tables(tmp_path: Path,
     other = tmp_path / "other.duckdb"
     duckdb.connect(str(other)).execute("CREATE TABLE t (x INTEGER)").close()
     line = one_line_error(*run(["report", "--results", str(other)], capsys))
-    assert "not an arrivalbench results file" in line and "cells" in line
+    assert "not a results file written by arrivalbench" in line and str(other) in line
     tables = duckdb.connect(str(other), read_only=True).execute(
         "SELECT table_name FROM information_schema.tables").fetchall()
     assert tables == [("t",)]  # nothing was created in it
