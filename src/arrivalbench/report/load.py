@@ -66,9 +66,10 @@ class Results:
     turns: tuple[TurnRow, ...]
 
 
-def load(path: Path | str, arms: Sequence[str] = ()) -> Results:
-    """Read the cells of `arms` (all arms when empty) and everything attached to them, through
-    a read-only `Store`: the report never creates or changes a results file.
+def load(path: Path | str, arms: Sequence[str] = (), compare: Sequence[str] = ()) -> Results:
+    """Read the cells of `arms` (all arms when empty) and of the `compare` arms, and everything
+    attached to them, through a read-only `Store`: the report never creates or changes a
+    results file.
 
     Raises ArrivalBenchError, with a one-line message, for a missing or unreadable file, a file
     that is not a results file of this schema version, a results file without cells, or an arm
@@ -82,14 +83,14 @@ def load(path: Path | str, arms: Sequence[str] = ()) -> Results:
                                 "file written by 'arrivalbench run'")
     with Store(path, read_only=True) as store:
         try:
-            return _read(store, path, list(arms))
+            return _read(store, path, list(arms), list(compare))
         except duckdb.Error as exc:
             first = str(exc).strip().splitlines()[0]
             raise ArrivalBenchError(f"{path}: cannot be read as a results file ({first})") \
                 from None
 
 
-def _read(store: Store, path: Path, wanted: list[str]) -> Results:
+def _read(store: Store, path: Path, wanted: list[str], compare: list[str]) -> Results:
     con = store.con
     present = {r[0] for r in con.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
@@ -107,7 +108,14 @@ def _read(store: Store, path: Path, wanted: list[str]) -> Results:
     if unknown:
         raise ArrivalBenchError(f"--arm {unknown[0]}: not in {path}; arms there: "
                                 f"{', '.join(known)}")
-    arms = tuple(sorted(dict.fromkeys(wanted))) if wanted else tuple(known)
+    for arm in compare:
+        if arm not in known:
+            raise ArrivalBenchError(f"--compare {arm}: not in {path}; arms there: "
+                                    f"{', '.join(known)}")
+    if len(compare) == 2 and compare[0] == compare[1]:
+        raise ArrivalBenchError(f"--compare {compare[0]} {compare[1]}: the same arm twice; "
+                                "give two different arms")
+    arms = tuple(sorted(dict.fromkeys([*wanted, *compare]))) if wanted else tuple(known)
     cells = tuple(CellRow(c.arm, c.task, c.task_digest, c.replicate, c.artifact, c.reason)
                   for c in store.cells(list(arms)))
     verdicts = tuple(VerdictRow(*r) for r in con.execute(
