@@ -8,10 +8,19 @@ metrics.json, a `*` standing for any arm, hazard, verdict or metric name.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from arrivalbench.report.bootstrap import LEVEL, RESAMPLES
 
 FEW_TASKS = 10  # an interval over fewer tasks is marked (a dagger) in every output
 MARK = "\u2020"
+
+
+def few(m: Mapping[str, Any]) -> str:
+    """The mark of a defined interval that rests on fewer than FEW_TASKS tasks, else ''."""
+    return MARK if m["value"] is not None and m["n"] < FEW_TASKS else ""
+
 
 DEFINITIONS: tuple[tuple[str, str], ...] = (
     ("Cell", "one (arm, task, replicate): one script, graded on `snapshot` (seed 0), the "

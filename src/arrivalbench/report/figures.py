@@ -18,6 +18,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from arrivalbench.report.definitions import few
 from arrivalbench.task import HAZARDS
 
 COLOURS = {"PASS": "#009E73", "FAIL": "#D55E00", "ERROR": "#E69F00"}  # Okabe-Ito
@@ -106,6 +107,7 @@ def _labelled_points(ax: Axes, points: Sequence[tuple[str, Mapping[str, Any],
         placed.append(box)
 
 
+
 def _missing(ax: Axes, text: str) -> None:
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="#666666")
 
@@ -186,14 +188,16 @@ def batch_dedup(doc: Mapping[str, Any]) -> Figure | None:
                         xerr=[[_err(m)[0]], [_err(m)[1]]] if m["value"] is not None else None,
                         error_kw={"elinewidth": 1, "capsize": 2, "ecolor": "#555555"},
                         label=f"{side} batch_dedup" if y == 0 else None)
+                # the label starts past the interval's upper end, so no whisker crosses it
+                end = value + _err(m)[1] if m["value"] is not None else 0.0
                 ax.annotate("no cell" if m["value"] is None
-                            else f"{m['value']:.2f} (n={m['n']})",
-                            (value, y + (k - 0.5) * 0.38), xytext=(4, 0),
+                            else f"{m['value']:.2f} (n={m['n']}{few(m)})",
+                            (end, y + (k - 0.5) * 0.38), xytext=(5, 0),
                             textcoords="offset points", va="center", fontsize=7,
                             color="#444444")
     ax.set_yticks(range(len(labels)), labels, fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlim(0, 1.25)
+    ax.set_xlim(0, 1.3)
     ax.set_xticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax.set_xlabel("failure rate on duplicates among snapshot-passing cells (task mean)")
     fig.legend(loc="outside upper center", ncols=2, fontsize=8, frameon=False)

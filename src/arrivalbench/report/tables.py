@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from arrivalbench.report.definitions import DEFINITIONS, FEW_TASKS, MARK
+from arrivalbench.report.definitions import DEFINITIONS, FEW_TASKS, few
 from arrivalbench.task import HAZARDS
 from arrivalbench.values import JSON
 
@@ -51,10 +51,6 @@ class Table:
 def fmt_number(x: float | None) -> str:
     return DASH if x is None else f"{x:.2f}"
 
-
-def few(m: Mapping[str, Any]) -> str:
-    """The mark of an interval that rests on fewer than FEW_TASKS tasks, else nothing."""
-    return MARK if m["value"] is not None and m["n"] < FEW_TASKS else ""
 
 
 def fmt_metric(m: Mapping[str, Any]) -> str:
