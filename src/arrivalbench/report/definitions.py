@@ -3,7 +3,7 @@ definitions, `docs/metrics.md` is generated from them (a test keeps it in step),
 implements them.
 
 `DEFINITIONS` are (term, text) pairs in reading order; `KEYS` document every key of
-metrics.json, a `*` standing for any arm, hazard, verdict or metric name.
+metrics.json, a `*` standing for any arm or hazard name, `a, b` and `a|b` for alternatives.
 """
 
 from __future__ import annotations
@@ -88,34 +88,44 @@ DEFINITIONS: tuple[tuple[str, str], ...] = (
 )
 
 KEYS: tuple[tuple[str, str], ...] = (
-    ("arms.*", "one object per reported arm (arms with a script), in name order"),
-    ("arms.*.<metric>", "a metric: `value`, `low`, `high` (the interval) and `n` (tasks used); "
-     "null value and bounds when undefined"),
+    ("arms", "one object per reported arm (arms with a script), in name order"),
+    ("arms.*", "an arm; each metric in it is an object of `value`, `low`, `high` (the interval) "
+     "and `n` (tasks used), with null value and bounds when undefined"),
     ("arms.*.gradeable, snapshot_pass, gap, gap_controls, silent, crash, all_in", "metrics"),
     ("arms.*.ordering, idempotency, ordering_minus_idempotency, schema_evolution",
      "group means and their difference; schema_evolution on its own"),
-    ("arms.*.hazards.*", "per-hazard pass rate"),
-    ("arms.*.composition.*.PASS|FAIL|ERROR", "verdict composition per hazard"),
+    ("arms.*.hazards", "per-hazard pass rates"),
+    ("arms.*.hazards.*", "the pass rate of one hazard"),
+    ("arms.*.composition", "verdict composition per hazard"),
+    ("arms.*.composition.*", "the verdict composition of one hazard"),
+    ("arms.*.composition.*.PASS|FAIL|ERROR", "the share of one verdict among a hazard's seeds"),
+    ("arms.*.weakest_link", "the weakest hazard of each group"),
     ("arms.*.weakest_link.ordering, idempotency, ordering_minus_idempotency",
-     "the weakest hazard of each group and the difference of the two"),
+     "the weakest hazard's pass rate per group, and the difference of the two"),
+    ("arms.*.paired", "per-task differences, ordering minus idempotency"),
     ("arms.*.paired.median, mean", "median and mean of the per-task differences (metrics)"),
     ("arms.*.paired.ordering_better, idempotency_better, ties",
      "tasks whose difference is positive, negative, zero"),
-    ("arms.*.repair.first_turn, repaired, repaired_minus_first_turn", "model arms only"),
-    ("arms.*.batch_dedup.with|without.silent|crash", "arms whose scripts carry idiom tags"),
+    ("arms.*.repair", "model arms only"),
+    ("arms.*.repair.first_turn, repaired, repaired_minus_first_turn",
+     "all-in failure by repair class, and the difference"),
+    ("arms.*.batch_dedup", "arms whose scripts carry idiom tags"),
+    ("arms.*.batch_dedup.with|without", "cells with and without the `batch_dedup` tag"),
+    ("arms.*.batch_dedup.with|without.silent|crash", "silent failure and crash on duplicates"),
     ("arms.*.cells", "cell counts: total, gradeable, no_artifact, ungraded, snapshot_pass, "
      "eligible, first_turn, repaired, with_batch_dedup, without_batch_dedup, tasks, "
      "no_artifact_reasons (reason: cells)"),
-    ("arms.*.spread.*", "arms with replicates: per metric (and `hazards.*`) `replicates`, "
+    ("arms.*.spread", "arms with replicates: per metric (and `hazards.*`) `replicates`, "
      "`values`, `min`, `max`, `sd`"),
     ("arms.*.per_task", f"arms on fewer than {FEW_TASKS} tasks: one row per cell with `task`, "
      "`replicate`, `snapshot`, `in_order`, `trickle`, `hazards.*` (letters per seed, null: "
      "no verdict) and `class`"),
-    ("no_scripts.*", "arms left out for having no script: `cells` and `reasons`"),
-    ("comparison", "with `--compare A B` only: `a`, `b`, `tasks` (common tasks), `metrics`, "
-     "`cells`"),
-    ("comparison.metrics.<metric path>", "`a` and `b` (each arm on the paired tasks) and "
-     "`shift` (B \u2212 A: `value`, `low`, `high`, `n`), for every metric both arms have"),
+    ("no_scripts", "arms left out for having no script, each with `cells` and `reasons`"),
+    ("comparison", "with `--compare A B` only"),
+    ("comparison.a, b, tasks", "the two arms and the number of tasks both have cells on"),
+    ("comparison.metrics", "every metric both arms have, at the path it has in an arm, as "
+     "`a` and `b` (each arm on the paired tasks) and `shift` (B \u2212 A: `value`, `low`, "
+     "`high`, `n`)"),
     ("comparison.cells", "`compared` (cells matched on task and replicate), `only_a`, "
      "`only_b`, `changed` (rows of `task`, `replicate`, `a`, `b`: the two classes)"),
     ("seed", "the bootstrap seed"),
@@ -131,5 +141,11 @@ def markdown_doc() -> str:
              "## Definitions", ""]
     lines += [f"- **{term}**: {text}" for term, text in DEFINITIONS]
     lines += ["", "## metrics.json", "", "| key | meaning |", "| --- | --- |"]
-    lines += [f"| `{key}` | {text} |" for key, text in KEYS]
+    # a pipe splits a table cell even inside a code span
+    lines += [f"| `{_cell(key)}` | {_cell(text)} |" for key, text in KEYS]
     return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    """A pipe splits a Markdown table cell even inside a code span."""
+    return text.replace("|", "\\|")

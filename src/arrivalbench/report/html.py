@@ -9,10 +9,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from arrivalbench.report.definitions import DEFINITIONS, FEW_TASKS, MARK
+from arrivalbench.report.definitions import DEFINITIONS, FEW_TASKS, MARK, few
 from arrivalbench.report.figures import Chart, inline
 from arrivalbench.report.markdown import left_out
-from arrivalbench.report.tables import DASH, Table, cell_text, few, fmt_number
+from arrivalbench.report.tables import DASH, Table, cell_text, fmt_number
 
 CSS = """
 :root { color-scheme: light; --fg: #1d2330; --muted: #5b6474; --line: #d9dee7;

@@ -9,8 +9,8 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
-from arrivalbench.report.definitions import FEW_TASKS, MARK
-from arrivalbench.report.tables import DASH, comparison_tables, few, fmt_number
+from arrivalbench.report.definitions import FEW_TASKS, MARK, few
+from arrivalbench.report.tables import DASH, comparison_tables, fmt_number
 
 HEADLINE = (("snapshot_pass", "snapshot pass"), ("gap", "gap (all-in)"),
             ("gap_controls", "gap (controls)"), ("silent", "silent"), ("crash", "crash"),
