@@ -83,7 +83,8 @@ def _labelled_points(ax: Axes, points: Sequence[tuple[str, Mapping[str, Any],
         ax.errorbar([mx["value"]], [my["value"]], xerr=[[ex[0]], [ex[1]]],
                     yerr=[[ey[0]], [ey[1]]], fmt="o", color=POINT, ecolor="#7f9fbf",
                     elinewidth=1, capsize=2, markersize=6)
-        places.setdefault((round(mx["value"], 3), round(my["value"], 3)), []).append(arm)
+        mark = few(mx) or few(my)  # either interval on fewer than FEW_TASKS tasks
+        places.setdefault((round(mx["value"], 3), round(my["value"], 3)), []).append(arm + mark)
     ax.set_xlim(-0.04, 1.04)
     ax.set_ylim(-0.04, 1.04)
     ax.grid(True, color="#dddddd", linewidth=0.6)
@@ -207,16 +208,19 @@ def batch_dedup(doc: Mapping[str, Any]) -> Figure | None:
 FIGURES: tuple[tuple[str, str, str, Callable[[Mapping[str, Any]], Figure | None]], ...] = (
     ("snapshot_vs_silent", "Snapshot pass against silent failure",
      "One point per arm: the snapshot pass rate against the silent-failure rate among "
-     "snapshot-passing cells, with 95% bootstrap intervals.", snapshot_vs_silent),
+     "snapshot-passing cells, with 95% bootstrap intervals (\u2020: an interval on fewer than "
+     "10 tasks).", snapshot_vs_silent),
     ("composition", "Verdict composition per hazard",
      "PASS, FAIL and ERROR shares of each hazard's replays among snapshot-passing cells, "
      "per arm.", composition),
     ("ordering_vs_idempotency", "Ordering against idempotency",
      "Pass rate of the ordering group against the idempotency group, per arm; below the "
-     "diagonal an arm does worse on ordering.", ordering_vs_idempotency),
+     "diagonal an arm does worse on ordering (\u2020: an interval on fewer than 10 tasks).",
+     ordering_vs_idempotency),
     ("batch_dedup", "Dedup guard against failure on duplicates",
      "Silent failure and crash on duplicates for snapshot-passing cells with and without the "
-     "batch_dedup idiom.", batch_dedup),
+     "batch_dedup idiom, with 95% bootstrap intervals (\u2020: on fewer than 10 tasks).",
+     batch_dedup),
 )
 
 
