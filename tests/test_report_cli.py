@@ -9,6 +9,7 @@ import duckdb
 import pytest
 
 from arrivalbench.cli import main
+from arrivalbench.cli import out as console
 from arrivalbench.store import DDL
 from test_report_golden import CELLS, IDIOMS, TURNS, USED, build_golden, verdict_row, write_results
 
@@ -46,8 +47,10 @@ def test_writes_every_file_and_prints_the_summary(results: Path, tmp_path: Path,
             for line in out.splitlines() if line.startswith("\u2502")}
     assert rows["cells"] == ["3", "6", "2"]
     assert rows["cells without a script"] == ["0", "1", "0"]
-    assert "note: m:unhinted: 1 cell(s) with a script but no snapshot verdict" in out
-    assert "note: m:unhinted: 1 cell(s) without a script are counted apart" in out
+    flat = " ".join(out.split())  # notes wrap at word boundaries
+    assert "note: m:unhinted: 1 cell(s) with a script but no snapshot verdict" in flat
+    assert "note: m:unhinted: 1 cell(s) without a script are counted apart" in flat
+    assert max(len(line) for line in out.splitlines()) <= console.width  # 80 when captured
     assert "note: alpha" not in out
     assert results.read_bytes() == before  # the report never writes the results file
 
@@ -148,7 +151,7 @@ def test_compare_prints_shifts_and_changed_cells(results: Path, tmp_path: Path,
     code, out, err = run(["report", "--results", str(results), "--out", str(tmp_path),
                           "--arm", "negatives", "--compare", "alpha", "m:unhinted"], capsys)
     assert (code, err) == (0, "")
-    assert "m:unhinted against alpha on 3 common tasks" in out
+    assert "shift m:unhinted \u2212 alpha on 3 common tasks" in out
     assert "t2 replicate 0: crash \u2192 no script" in out
     assert "3 of 3 matched cells changed class (0 only in alpha, 3 only in m:unhinted)" in out
     doc = json.loads((tmp_path / "metrics.json").read_text(encoding="utf-8"))
@@ -197,8 +200,9 @@ def test_arm_without_scripts_is_named_not_drawn(tmp_path: Path,
     code, out, err = run(["report", "--results", str(path), "--out", str(tmp_path / "out")],
                          capsys)
     assert (code, err) == (0, "")
+    flat = " ".join(out.split())  # notes wrap at word boundaries
     assert ("note: mockllm/model:unhinted: no cell has a script (2 cells: no SQL in the reply "
-            "(2)); left out of every table") in out
+            "(2)); left out of every table") in flat
     header = next(line for line in out.splitlines() if "alpha" in line)
     assert "mockllm" not in header  # no empty column
     doc = json.loads((tmp_path / "out" / "metrics.json").read_text(encoding="utf-8"))

@@ -303,10 +303,10 @@ def report(results: Path, out_dir: Path, arms: Sequence[str], seed: int,
         out.print(comparison_table(written.doc))
         for line in changed_lines(written.doc):
             click.echo(line)
-    for line in notes(written.doc):
-        out.print(f"[yellow]note:[/yellow] {line}")
+    for line in notes(written.doc):  # wrapped at word boundaries, not cut by the terminal
+        out.print(f"[yellow]note:[/yellow] {line}", soft_wrap=False)
     out.print(f"wrote {len(written.files)} files to {written.out}: metrics.json, report.md, "
-              f"report.html, CSVs, figures/")
+              f"report.html, CSVs, figures/", soft_wrap=False)
 
 
 def read_script(path: Path) -> str:

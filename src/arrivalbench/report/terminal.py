@@ -56,9 +56,9 @@ def comparison_table(doc: Mapping[str, Any]) -> Table:
     comparison.csv: eighteen rows that would bury the rest)."""
     shifts = comparison_tables(doc["comparison"])[0]
     c = doc["comparison"]
-    table = Table(title=f"{c['b']} against {c['a']} on {c['tasks']} common tasks: shift "
-                        f"({c['b']} \u2212 {c['a']}), paired 95% bootstrap intervals; "
-                        "composition in comparison.csv",
+    table = Table(title=f"shift {c['b']} \u2212 {c['a']} on {c['tasks']} common tasks, "
+                        "paired 95% bootstrap intervals",
+                  caption="composition shares: comparison.csv", caption_justify="left",
                   title_justify="left", box=box.SIMPLE_HEAD)
     table.add_column("metric", no_wrap=True)
     for label in (c["a"], c["b"], "shift", "interval", "n"):
