@@ -1,8 +1,8 @@
 """A seeded percentile bootstrap over tasks.
 
 The unit of resampling is the task, because every metric is a task mean (docs/metrics.md):
-tasks are the sample, cells and seeds within a task are not independent draws. One resample draws T task
-indices with replacement from an arm's T tasks (sorted by id) and recomputes every metric of the
+tasks are the sample, cells and seeds within a task are not independent draws. One resample
+draws T task indices with replacement from an arm's T tasks (sorted by id) and recomputes every metric of the
 arm from the per-task rates of the drawn tasks, so that derived metrics (group means, their
 difference) are resampled jointly with their parts.
 
