@@ -493,8 +493,19 @@ SHIFTS: dict[str, tuple[float, float, tuple[Any, ...]]] = {
     "ordering": (1.0, 0.5, m(-0.5, -1.0, 0.0, n=2)),
     # duplicates t1 0 | 0.5, crash_retry t2 0 | 1: t1 only 0.5, t2 only 1
     "idempotency": (0.0, 0.75, m(0.75, 0.5, 1.0, n=2)),
+    "gap_controls": (1.0, 0.5, m(-0.5, n=1)),                # a2 fails trickle: t1 only
+    "all_in": (1.0, 0.75, m(-0.25, -0.5, 0.0, n=2)),          # = gap
     "weakest_link.ordering": (1.0, 0.0, m(-1.0, -1.0, 0.0, n=2)),  # min(1, 1) | min(1, 0)
+    # min(0, 0) | min(0.5, 1): t1 only 0 | 0.5, t2 only 0 | 1
+    "weakest_link.idempotency": (0.0, 0.5, m(0.5, 0.5, 1.0, n=2)),
+    # 1 - 0 | 0 - 0.5: t1 only 1 | 1 - 0.5, t2 only 1 | 0 - 1
+    "weakest_link.ordering_minus_idempotency": (1.0, -0.5, m(-1.5, -2.0, -0.5, n=2)),
+    # per task t1 1 | 0.5, t2 1 | -1: any resample's shift lies between -0.5 (t1s) and -2
+    "paired.median": (1.0, -0.25, m(-1.25, -2.0, -0.5, n=2)),
+    "paired.mean": (1.0, -0.25, m(-1.25, -2.0, -0.5, n=2)),
+    "hazards.out_of_order": (1.0, 0.0, m(-1.0, n=1)),
     "hazards.duplicates": (0.0, 0.5, m(0.5, n=1)),
+    "composition.duplicates.FAIL": (0.5, 0.25, m(-0.25, n=1)),  # a1 PF | b1 PP, b2 FP
 }
 
 
@@ -510,6 +521,8 @@ def test_compare_derived_by_hand(tmp_path: Path) -> None:
         for key in path.split("."):
             node = node[key]
         assert node == {"a": r6(a), "b": r6(b), "shift": as_metric(shift)}, path
+    # alpha has no repair turns and no idiom tags: those metrics are not compared
+    assert "repair" not in c["metrics"] and "batch_dedup" not in c["metrics"]
     # cells matched on (task, replicate 0); replicate 1 exists only in m:unhinted
     assert c["cells"] == {"compared": 3, "only_a": 0, "only_b": 3, "changed": [
         {"task": "t1", "replicate": 0, "a": "silent", "b": "pass"},        # a1 dup F | b1
