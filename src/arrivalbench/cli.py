@@ -285,20 +285,33 @@ def idioms(script: Path, task: str | None, as_json: bool) -> None:
               help="Report only this arm (repeatable). Default: every arm in the file.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the bootstrap over tasks.")
-def report(results: Path, out_dir: Path, arms: Sequence[str], seed: int) -> None:
+@click.option("--compare", nargs=2, metavar="ARM_A ARM_B", default=None,
+              help="Also the shift of every metric from ARM_A to ARM_B on their common tasks, "
+                   "with paired intervals, and the cells whose class changed.")
+def report(results: Path, out_dir: Path, arms: Sequence[str], seed: int,
+           compare: tuple[str, str] | None) -> None:
     """Tables, figures and 95% intervals of the arms in a results file."""
     try:
         from arrivalbench import report as reporting
-        from arrivalbench.report.terminal import notes, summary_table
+        from arrivalbench.report.terminal import (
+            changed_lines,
+            comparison_table,
+            notes,
+            summary_table,
+        )
     except ImportError as exc:
         raise ArrivalBenchError(f"report needs the 'report' extra ({exc.name} is missing); "
                                 "pip install 'arrivalbench[report]'") from None
-    written = reporting.write(results, out_dir, arms, seed)
+    written = reporting.write(results, out_dir, arms, seed, compare or ())
     out.print(summary_table(written.doc))
-    for line in notes(written.doc):
-        out.print(f"[yellow]note:[/yellow] {line}")
+    if compare:
+        out.print(comparison_table(written.doc))
+        for line in changed_lines(written.doc):
+            click.echo(line)
+    for line in notes(written.doc):  # wrapped at word boundaries, not cut by the terminal
+        out.print(f"[yellow]note:[/yellow] {line}", soft_wrap=False)
     out.print(f"wrote {len(written.files)} files to {written.out}: metrics.json, report.md, "
-              f"report.html, CSVs, figures/")
+              f"report.html, CSVs, figures/", soft_wrap=False)
 
 
 def read_script(path: Path) -> str:

@@ -1,4 +1,4 @@
-"""Reports (DESIGN §8): metrics.json, report.md, report.html, one CSV per table and the
+"""Reports: metrics.json, report.md, report.html, one CSV per table and the
 figures, from a results file.
 
 `write` is the whole pipeline: load (read-only) -> metrics (pure) -> tables and figures ->
@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.report import figures, html, markdown, tables
+from arrivalbench.report import document, figures, html, markdown, tables
 from arrivalbench.report.bootstrap import METHOD
 from arrivalbench.report.load import load
-from arrivalbench.report.metrics import study, used_verdicts
+from arrivalbench.report.metrics import used_verdicts
 from arrivalbench.values import JSON
 
 DEFAULT_SEED = 0
@@ -36,10 +36,11 @@ def metrics_json(doc: JSON) -> str:
 
 
 def write(results: Path | str, out: Path | str, arms: Sequence[str] = (),
-          seed: int = DEFAULT_SEED) -> Written:
-    """Read `results` and write the report into the folder `out` (created if missing)."""
-    data = load(results, arms)
-    doc = study(data, seed)
+          seed: int = DEFAULT_SEED, compare: Sequence[str] = ()) -> Written:
+    """Read `results` and write the report into the folder `out` (created if missing); with
+    `compare` (two arms A, B), the report holds the shift of every metric from A to B too."""
+    data = load(results, arms, compare)
+    doc = document.build(data, seed, compare)
     count = len(used_verdicts(data))
     built = tables.build(doc)
     charts = figures.charts(doc)
