@@ -71,6 +71,7 @@ if TYPE_CHECKING:
     from arrivalbench.verdict import Verdict
 
 SCHEMA_VERSION = 1
+DEFAULT_RESULTS = Path("results") / "arrivalbench.duckdb"  # a study's file unless told
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (
