@@ -495,10 +495,10 @@ def _share(part: int, whole: int) -> str:
 
 
 def _arm_cell(arm: str, width: int) -> str:
-    """An arm's name in lines of at most `width`, broken only after `/`, `-` or `_` or before
-    `:` (a model arm is `provider/model:variant`), so that no word is cut."""
+    """An arm's name in lines of at most `width`, broken only after `/` or `-` or before `:`
+    (a model arm is `provider/model:variant`), so that no word is cut."""
     lines: list[str] = []
-    for part in re.findall(r"[^/_:-]*[/_-]|:?[^/_:-]+|:", arm):
+    for part in re.findall(r"[^/:-]*[/-]|:?[^/:-]+|:", arm):
         if lines and len(lines[-1]) + len(part) <= width:
             lines[-1] += part
         else:
