@@ -7,11 +7,13 @@ from __future__ import annotations
 import io
 import os
 import re
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import duckdb
 import pytest
 from rich.cells import cell_len
 from rich.console import Console
@@ -22,15 +24,15 @@ from arrivalbench.words import count
 from conftest import TINY_GOLD, cli
 
 TASK = "store_daily_revenue"
+ARRIVALBENCH = Path(sys.executable).parent / "arrivalbench"
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 
 
 def at_80(*argv: str | Path) -> tuple[int, str, str]:
     """`arrivalbench ARGV` in a process of its own, output to pipes, COLUMNS=80."""
     env = {**os.environ, "COLUMNS": "80"}
-    done = subprocess.run([sys.executable, "-c", "from arrivalbench.cli import main; main()",
-                           *map(str, argv)], capture_output=True, text=True, env=env,
-                          timeout=600, check=False)
+    done = subprocess.run([str(ARRIVALBENCH), *map(str, argv)], capture_output=True, text=True,
+                          env=env, timeout=600, check=False)
     return done.returncode, done.stdout, done.stderr
 
 
@@ -114,6 +116,14 @@ def test_run_summary_at_80_columns(tmp_path: Path, tiny_dir: Path) -> None:
     assert code == 0, err
     assert_fits(out)
     assert "1 replays" not in out and "1 workers" not in out and "1 worker)" in out
+    con = duckdb.connect(str(results), read_only=True)
+    try:
+        [(command,)] = con.execute("SELECT command FROM runs").fetchall()
+    finally:
+        con.close()
+    assert command == shlex.join([str(ARRIVALBENCH), "run", "--task", str(tiny_dir), "--arm",
+                                  "gold", "--seeds", "1", "--workers", "1", "--results",
+                                  str(results)])
 
 
 def test_summary_breaks_long_model_arms_only_between_words() -> None:
@@ -196,7 +206,7 @@ def test_submissions_that_name_no_task_are_listed_and_refused(
     code, out, err = cli(capsys, "run", "--task", str(tiny_dir), "--submissions", str(folder),
                          "--seeds", "1", "--workers", "1", "--results", str(results))
     assert code == 2 and out == "" and len(err.splitlines()) == 1
-    assert "2 entries name no task: notes.txt, tinny.sql" in err
+    assert "1 entry names no task: tinny.sql" in err  # notes.txt is no submission
     assert "tinny.sql -> tiny" in err and "--allow-unmatched" in err
     assert not results.exists()
     code, out, err = cli(capsys, "run", "--task", str(tiny_dir), "--submissions", str(folder),

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_task
+from conftest import TINY_YAML, write_task
 
 ROOT = Path(__file__).parents[1]
 README = ROOT / "README.md"
@@ -59,7 +59,7 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (folder / "src").symlink_to(ROOT / "src")
     shutil.copy(ROOT / "src/arrivalbench/tasks/store_daily_revenue/gold.sql",
                 folder / "my_pipeline.sql")
-    write_task(folder, name="my_task")  # a folder named after its id
+    write_task(folder, name="my_task", spec={**TINY_YAML, "id": "my_task"})  # named after its id
     return folder
 
 

@@ -195,8 +195,8 @@ def submissions(folder: Path, specs: Sequence[TaskSpec], arm_name: str | None = 
                 allow_unmatched: bool = False) -> Submissions:
     """The artifacts of a folder of submissions for the tasks `specs`.
 
-    `<task_id>.sql` is replicate 0, `<task_id>/<n>.sql` replicate n. An entry whose name is no
-    task id (a typo, a stray file) is an error listing every such entry, unless
+    `<task_id>.sql` is replicate 0, `<task_id>/<n>.sql` replicate n. A .sql file or a folder
+    whose name is no task id (a typo) is an error listing every such entry, unless
     `allow_unmatched`: then each is a warning and left out. A file for a task outside `specs`
     but among the built-in ones is left out quietly (the run is restricted to other tasks);
     every other file that cannot be used gives a one-line warning naming it and is skipped. A
@@ -217,8 +217,9 @@ def submissions(folder: Path, specs: Sequence[TaskSpec], arm_name: str | None = 
     found: dict[tuple[str, int], Artifact] = {}
 
     entries = sorted(e for e in folder.iterdir() if not e.name.startswith("."))
-    unmatched = [e for e in entries if (e.stem if e.is_file() and e.suffix == ".sql"
-                                        else e.name if e.is_dir() else None) not in known]
+    # A .sql file or a folder is meant as a submission; other files (a README) are not.
+    unmatched = [e for e in entries if (e.is_dir() and e.name not in known) or
+                 (e.is_file() and e.suffix == ".sql" and e.stem not in known)]
     if unmatched:
         names = [f"{e.name}/" if e.is_dir() else e.name for e in unmatched]
         if not allow_unmatched:
