@@ -35,8 +35,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 # 0..N-1 (its metavar and help say so), never a list or a single seed.
 
 
-def results_option(help: str) -> Callable[[F], F]:
-    return click.option("--results", type=click.Path(path_type=Path, dir_okay=False),
+def results_option(help: str, dir_okay: bool = False) -> Callable[[F], F]:
+    """`dir_okay`: the command says itself that a folder is not a results file."""
+    return click.option("--results", type=click.Path(path_type=Path, dir_okay=dir_okay),
                         default=DEFAULT_RESULTS, show_default=True, envvar="ARRIVALBENCH_RESULTS",
                         show_envvar=True, help=help)
 
@@ -302,7 +303,7 @@ def idioms(script: Path, as_json: bool) -> None:
 
 
 @app.command()
-@results_option("The results file to read (never written).")
+@results_option("The results file to read (never written).", dir_okay=True)
 @click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False),
               default=Path("reports"), show_default=True,
               help="Folder for metrics.json, report.md, report.html, CSVs and figures.")
