@@ -22,6 +22,7 @@ from arrivalbench.store import DEFAULT_RESULTS
 from arrivalbench.syntax import parse_problem
 from arrivalbench.task import builtin_ids, load_spec
 from arrivalbench.values import canonical_json
+from arrivalbench.words import count
 
 # Rich wraps at word boundaries to the terminal's width (80 columns when not a terminal and
 # COLUMNS is unset), so nothing is cut at a box edge when piped.
@@ -218,8 +219,8 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
                    f"artifact {artifact} duckdb {engine} arrivalbench {harness}")
         click.echo(f"  stored:  {m.stored}")
         click.echo(f"  regrade: {m.now}")
-    click.echo(f"regraded {report.checked} of {report.stored} stored replays in "
-               f"{report.seconds:.1f} s: {len(report.mismatches)} mismatches"
+    click.echo(f"regraded {report.checked} of {count(report.stored, 'stored replay')} in "
+               f"{report.seconds:.1f} s: {count(len(report.mismatches), 'mismatch', 'mismatches')}"
                + (f", {report.skipped} not reproducible here (see warnings)"
                   if report.skipped else ""))
     sys.exit(1 if report.mismatches else 0)

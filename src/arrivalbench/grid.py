@@ -315,7 +315,8 @@ def _grade(store: Store, planned: Sequence[_Planned], arms: Sequence[str], tasks
             interrupted = isinstance(exc, KeyboardInterrupt)
             store.finish_run(run_id, "interrupted" if interrupted else "failed", graded, skipped)
             if interrupted:
-                warn(f"interrupted: {graded} verdicts of this run are stored in {store.path}; "
+                warn(f"interrupted: {count(graded, 'verdict')} of this run are stored in "
+                     f"{store.path}; "
                      "run the same command again to resume")
             raise
     store.finish_run(run_id, "finished", graded, skipped)
@@ -323,7 +324,7 @@ def _grade(store: Store, planned: Sequence[_Planned], arms: Sequence[str], tasks
     deaths = getattr(stats, "deaths", 0)
     if deaths:
         causes = Counter(getattr(stats, "causes", []))
-        message = (f"{deaths} replays killed their worker "
+        message = (f"{count(deaths, 'replay')} killed their worker "
                    f"({', '.join(f'{c}: {n}' for c, n in sorted(causes.items()))}); each is an "
                    "ERROR verdict")
         warnings.append(message)

@@ -111,7 +111,8 @@ class Plan:
         r = self.request
         first, most, output = self.tokens()
         lines = [
-            f"arm {r.arm}: {len(self.specs)} tasks x {r.replicates} replicates",
+            f"arm {r.arm}: {count(len(self.specs), 'task')} x "
+            f"{count(r.replicates, 'replicate')}",
             f"samples to generate: {len(self.todo)}"
             + (f" ({self.stored} already in {r.results})" if self.stored else ""),
             f"model calls: at most {self.calls} ({r.max_turns} turns a sample)",
@@ -252,9 +253,9 @@ def run(request: Request, *, model_args: dict[str, Any] | None = None,
     for log in logs:
         if log.status in ("error", "cancelled"):
             why = log.error.message.strip().splitlines()[0] if log.error else log.status
-            raise ArrivalBenchError(f"the Inspect run ended {log.status} ({why}); the "
-                                    f"{outcome.stored} samples it finished are stored, run the "
-                                    f"same command again to resume (log: {log.location})")
+            raise ArrivalBenchError(f"the Inspect run ended {log.status} ({why}); samples it "
+                                    f"finished and stored: {outcome.stored}; run the same "
+                                    f"command again to resume (log: {log.location})")
     if grade and (outcome.stored or plan.stored):
         from arrivalbench import grid
 
