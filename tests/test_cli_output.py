@@ -45,13 +45,15 @@ def assert_fits(out: str) -> None:
         assert cell_len(line) <= 80, line
 
 
-def test_show_at_80_columns_keeps_every_word_of_the_ticket() -> None:
+def test_show_at_80_columns_keeps_every_word_of_the_ticket_and_prompt() -> None:
     code, out, _ = at_80("show", TASK)
     assert code == 0
     assert_fits(out)
+    from arrivalbench.agent.prompts import build
+
     shown = set(words(out))
-    ticket = load_spec(TASK).ticket
-    missing = [w for w in words(ticket) if w not in shown]
+    spec = load_spec(TASK)
+    missing = [w for w in words(spec.ticket + "\n" + build(spec, "unhinted")) if w not in shown]
     assert not missing  # a word cut at the box edge, or broken in two, would be missing
 
 
