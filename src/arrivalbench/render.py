@@ -10,7 +10,6 @@ from pathlib import Path
 
 from rich import box
 from rich.console import Console, Group, RenderableType
-from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.progress import (
     BarColumn,
@@ -65,6 +64,8 @@ def tasks_table(specs: Sequence[TaskSpec]) -> Table:
 def prose(text: str) -> RenderableType:
     """Markdown-like text (a ticket, a prompt) to read in a terminal: paragraphs and list items
     reflowed to the width between words, with hanging indents; nothing cut."""
+    from rich.markdown import Markdown  # markdown-it: only `show` pays for its import
+
     return Markdown(text, hyperlinks=False)
 
 
