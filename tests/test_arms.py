@@ -149,7 +149,9 @@ def test_submissions_warn_and_skip_what_cannot_be_used(tmp_path: Path, tiny: Tas
     (folder / "tiny" / "4.sql").write_bytes(b"SELECT '\xff'")  # not UTF-8
     (folder / "no_such_task.sql").write_text("SELECT 1")
     (folder / "store_daily_revenue.sql").write_text("SELECT 1")  # built-in, not graded now
-    got = arms.submissions(folder, [tiny])
+    with pytest.raises(ArrivalBenchError, match=r"1 entry names no task: no_such_task\.sql"):
+        arms.submissions(folder, [tiny])
+    got = arms.submissions(folder, [tiny], allow_unmatched=True)
     assert [(a.replicate, a.sql) for a in got.artifacts] == [(0, "SELECT 1")]
     messages = "\n".join(got.warnings)
     assert len(got.warnings) == 5, messages
@@ -157,7 +159,7 @@ def test_submissions_warn_and_skip_what_cannot_be_used(tmp_path: Path, tiny: Tas
     assert f"{folder / 'tiny' / 'best.sql'}: name a replicate <n>.sql" in messages
     assert f"{folder / 'tiny' / '3.sql'}: empty; skipped" in messages
     assert f"{folder / 'tiny' / '4.sql'}: not UTF-8 text; skipped" in messages
-    assert f"{folder / 'no_such_task.sql'}: no task 'no_such_task'" in messages
+    assert f"{folder / 'no_such_task.sql'}: names no task; left out" in messages
     assert all("\n" not in w for w in got.warnings)
 
 

@@ -2,23 +2,74 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
+from rich.text import Text
 
 from arrivalbench import __version__, render
+from arrivalbench.agent.prompts import DEFAULT_VARIANT, VARIANTS
 from arrivalbench.engine import Limits
 from arrivalbench.errors import ArrivalBenchError, ScriptError
 from arrivalbench.grading import DEFAULT_SEEDS, grade_all, plan
 from arrivalbench.schedules import KINDS
+from arrivalbench.store import DEFAULT_RESULTS
+from arrivalbench.syntax import parse_problem
 from arrivalbench.task import builtin_ids, load_spec
 from arrivalbench.values import canonical_json
+from arrivalbench.words import count
 
-out = Console(highlight=False, soft_wrap=True)
+# Rich wraps at word boundaries to the terminal's width (80 columns when not a terminal and
+# COLUMNS is unset), so nothing is cut at a box edge when piped.
+out = Console(highlight=False)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+# -- options shared by several commands ----------------------------------------------------------
+# One spelling each. `--seed N` is always one seed; `--seeds N` always the count N of seeds
+# 0..N-1 (its metavar and help say so), never a list or a single seed.
+
+
+def results_option(help: str, dir_okay: bool = False) -> Callable[[F], F]:
+    """`dir_okay`: the command says itself that a folder is not a results file."""
+    return click.option("--results", type=click.Path(path_type=Path, dir_okay=dir_okay),
+                        default=DEFAULT_RESULTS, show_default=True, envvar="ARRIVALBENCH_RESULTS",
+                        show_envvar=True, help=help)
+
+
+def tasks_option(f: F) -> F:
+    return click.option("--task", "task_refs", multiple=True, metavar="TASK",
+                        help="A built-in task id or a task folder (repeatable). Default: every "
+                             "built-in task.")(f)
+
+
+def seeds_option(help: str = "Seeds 0..N-1 for each schedule but snapshot."
+                      ) -> Callable[[F], F]:
+    return click.option("--seeds", type=click.IntRange(min=1),
+                        default=DEFAULT_SEEDS, show_default=True, metavar="N", help=help)
+
+
+def workers_option(help: str = "Worker processes (Ray: CPUs). Default: the number of cores."
+                   ) -> Callable[[F], F]:
+    return click.option("--workers", type=click.IntRange(min=1), metavar="N", help=help)
+
+
+def executor_option(f: F) -> F:
+    return click.option("--executor", type=click.Choice(("local", "ray")), default="local",
+                        show_default=True, help="local processes, or Ray (the 'ray' extra).")(f)
+
+
+def command_line() -> str:
+    """The command line as typed, stored with a run."""
+    ctx = click.get_current_context(silent=True)
+    argv = ctx.find_root().obj.get("argv") if ctx is not None and ctx.find_root().obj else None
+    return shlex.join(argv if argv is not None else sys.argv)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -41,8 +92,10 @@ def tasks(as_json: bool) -> None:
 @app.command()
 @click.argument("task")
 @click.option("--schedule", type=click.Choice(KINDS), help="Print this schedule's batch plan.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
-@click.option("--prompt", "variant", help="Print only the prompt of this variant.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="The seed of --schedule.")
+@click.option("--prompt", "variant", type=click.Choice(VARIANTS),
+              help="Print only the prompt of this variant, exactly as the model gets it.")
 def show(task: str, schedule: str | None, seed: int, variant: str | None) -> None:
     """Show TASK (a built-in id or a folder): ticket, schemas, hazards and the agent's prompt."""
     from arrivalbench.prompts import build
@@ -56,18 +109,18 @@ def show(task: str, schedule: str | None, seed: int, variant: str | None) -> Non
         click.echo(build(spec, variant))
     else:
         out.print(render.task_details(spec))
-        out.rule("prompt (unhinted)")
-        click.echo(build(spec, "unhinted"))
+        out.rule(f"prompt ({DEFAULT_VARIANT})")
+        out.print(render.prose(build(spec, DEFAULT_VARIANT)))
 
 
 @app.command()
 @click.argument("pipeline", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--task", "task", required=True, help="A built-in task id or a task folder.")
+@click.option("--task", "task", required=True, metavar="TASK",
+              help="A built-in task id or a task folder.")
 @click.option("--schedule", "kinds", multiple=True, type=click.Choice(KINDS),
               help="Grade only these schedules (repeatable). Default: snapshot, both controls "
                    "and every hazard the task declares.")
-@click.option("--seeds", type=click.IntRange(min=1), default=DEFAULT_SEEDS, show_default=True,
-              help="Seeds 0..N-1 for each schedule but snapshot.")
+@seeds_option()
 @click.option("--timeout", type=click.FloatRange(min=0.01), default=Limits.statement_seconds,
               show_default=True, help="Seconds one statement may run.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
@@ -86,8 +139,12 @@ def grade(pipeline: Path, task: str, kinds: Sequence[str], seeds: int, timeout: 
     if as_json:
         click.echo(canonical_json(render.grade_document(spec, verdicts)))
     else:
+        problem = parse_problem(script)
+        if problem is not None:  # every replay is the same ERROR: say it once, with its place
+            out.print(Text(f"{pipeline} does not parse: {problem.describe()}; every replay "
+                           "is an ERROR", style=render.STYLE["ERROR"]))
         out.print(render.grade_table(spec, pipeline, verdicts))
-        for block in render.failure_details(verdicts):
+        for block in [] if problem is not None else render.failure_details(verdicts):
             out.print(block)
     sys.exit(0 if all(v.verdict == "PASS" for v in verdicts) else 1)
 
@@ -97,8 +154,7 @@ def grade(pipeline: Path, task: str, kinds: Sequence[str], seeds: int, timeout: 
 
 @app.command("gate")
 @click.argument("task_refs", metavar="[TASK]...", nargs=-1)
-@click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="Worker processes (default: the number of cores, at most 8).")
+@workers_option("Worker processes (default: the number of cores, at most 8).")
 def gate_command(task_refs: Sequence[str], workers: int | None) -> None:
     """The admissibility gate (DESIGN §6) on each TASK (a built-in id or a folder; default:
     every built-in task). Prints one line per failed check; exit 0 if all pass, 1 otherwise."""
@@ -122,49 +178,34 @@ def gate_command(task_refs: Sequence[str], workers: int | None) -> None:
 @click.option("--submissions", type=click.Path(path_type=Path, file_okay=False),
               help="A folder of scripts: <task_id>.sql, or <task_id>/<n>.sql for replicates.")
 @click.option("--arm-name", help="The arm name of --submissions (default: the folder's name).")
-@click.option("--task", "task_refs", multiple=True,
-              help="A built-in task id or a task folder (repeatable). Default: every built-in "
-                   "task.")
-@click.option("--seeds", type=click.IntRange(min=1), default=DEFAULT_SEEDS, show_default=True,
-              help="Seeds 0..N-1 for each schedule but snapshot.")
-@click.option("--results", type=click.Path(path_type=Path, dir_okay=False),
-              default=Path("results/arrivalbench.duckdb"), show_default=True,
-              help="The DuckDB results file; created if missing, added to if not.")
-@click.option("--workers", type=click.IntRange(min=1),
-              help="Worker processes (Ray: CPUs). Default: the number of cores.")
-@click.option("--executor", type=click.Choice(("local", "ray")), default="local",
-              show_default=True, help="local processes, or Ray (the 'ray' extra).")
+@click.option("--allow-unmatched", is_flag=True,
+              help="Grade --submissions even when some of its files name no task (they are "
+                   "listed and left out).")
+@tasks_option
+@seeds_option()
+@results_option("The DuckDB results file; created if missing, added to if not. A trial run "
+                "belongs in a file of its own.")
+@workers_option()
+@executor_option
 def run_command(arm_names: Sequence[str], submissions: Path | None, arm_name: str | None,
-                task_refs: Sequence[str], seeds: int, results: Path, workers: int | None,
-                executor: str) -> None:
+                allow_unmatched: bool, task_refs: Sequence[str], seeds: int, results: Path,
+                workers: int | None, executor: str) -> None:
     """Grade arms into a results file: every cell on snapshot, both controls and each declared
     hazard for every seed. Replays already in the file are not graded again, so the same command
     resumes an interrupted run and more arms add to the file."""
-    import shlex
-
     from arrivalbench import grid
 
-    argv = ["arrivalbench", "run", *(x for a in arm_names for x in ("--arm", a))]
-    argv += ["--submissions", str(submissions)] if submissions is not None else []
-    argv += ["--arm-name", arm_name] if arm_name is not None else []
-    argv += [x for t in task_refs for x in ("--task", t)]
-    argv += ["--seeds", str(seeds), "--results", str(results), "--executor", executor]
-    argv += ["--workers", str(workers)] if workers is not None else []
     summary = grid.run(results, arm_names, submissions, arm_name, task_refs, seeds, workers,
-                       executor, command=shlex.join(argv))
-    out.print(grid.summary_table(summary))
+                       executor, command=command_line(), allow_unmatched=allow_unmatched)
+    out.print(grid.summary_table(summary, out.width))
 
 
 @app.command("regrade")
-@click.option("--results", type=click.Path(path_type=Path, dir_okay=False),
-              default=Path("results/arrivalbench.duckdb"), show_default=True,
-              help="The results file to check (opened read-only).")
-@click.option("--sample", type=click.IntRange(min=1),
+@results_option("The results file to check (opened read-only).")
+@click.option("--sample", type=click.IntRange(min=1), metavar="N",
               help="Re-run only N stored replays, drawn with a fixed seed.")
-@click.option("--workers", type=click.IntRange(min=1),
-              help="Worker processes (Ray: CPUs). Default: the number of cores.")
-@click.option("--executor", type=click.Choice(("local", "ray")), default="local",
-              show_default=True)
+@workers_option()
+@executor_option
 def regrade_command(results: Path, sample: int | None, workers: int | None,
                     executor: str) -> None:
     """Re-run stored replays and compare verdict bytes. Prints each mismatch with its key and
@@ -178,8 +219,8 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
                    f"artifact {artifact} duckdb {engine} arrivalbench {harness}")
         click.echo(f"  stored:  {m.stored}")
         click.echo(f"  regrade: {m.now}")
-    click.echo(f"regraded {report.checked} of {report.stored} stored replays in "
-               f"{report.seconds:.1f} s: {len(report.mismatches)} mismatches"
+    click.echo(f"regraded {report.checked} of {count(report.stored, 'stored replay')} in "
+               f"{report.seconds:.1f} s: {count(len(report.mismatches), 'mismatch', 'mismatches')}"
                + (f", {report.skipped} not reproducible here (see warnings)"
                   if report.skipped else ""))
     sys.exit(1 if report.mismatches else 0)
@@ -192,18 +233,13 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
 @click.option("--model", required=True,
               help="PROVIDER/MODEL as Inspect AI names it: openai/gpt-4o, "
                    "anthropic/claude-sonnet-4-0, openrouter/..., mockllm/model (offline).")
-@click.option("--prompt", "variant", type=click.Choice(("unhinted", "hazard_hint",
-                                                        "architecture")),
-              default="unhinted", show_default=True, help="The prompt variant.")
+@click.option("--prompt", "variant", type=click.Choice(VARIANTS), default=DEFAULT_VARIANT,
+              show_default=True, help="The prompt variant.")
 @click.option("--replicates", type=click.IntRange(min=1), default=1, show_default=True,
               help="Conversations per task (replicates 0..N-1).")
-@click.option("--task", "task_refs", multiple=True,
-              help="A built-in task id or a task folder (repeatable). Default: every built-in "
-                   "task.")
-@click.option("--results", type=click.Path(path_type=Path, dir_okay=False),
-              default=Path("results/arrivalbench.duckdb"), show_default=True,
-              help="The DuckDB results file; Inspect's logs go to <stem>.inspect-logs/ "
-                   "beside it.")
+@tasks_option
+@results_option("The DuckDB results file; Inspect's logs go to <stem>.inspect-logs/ beside "
+                "it. Give a trial (mockllm/model, a test model) a file of its own.")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=8000, show_default=True,
               help="Output token cap of each model call; a reply cut there holds no script.")
 @click.option("--base-url", help="The API's base URL, e.g. a local OpenAI-compatible server "
@@ -217,10 +253,8 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
 @click.option("--max-retries", type=click.IntRange(min=0),
               help="Retries of a failed model call (Inspect's default otherwise); a call that "
                    "still fails leaves its sample as a cell with reason provider_error.")
-@click.option("--seeds", type=click.IntRange(min=1), default=DEFAULT_SEEDS, show_default=True,
-              help="Seeds 0..N-1 for each schedule but snapshot, when grading.")
-@click.option("--workers", type=click.IntRange(min=1),
-              help="Worker processes for grading. Default: the number of cores.")
+@seeds_option("Seeds 0..N-1 for each schedule but snapshot, when grading.")
+@workers_option("Worker processes for grading. Default: the number of cores.")
 @click.option("--dry-run", is_flag=True,
               help="Print the samples, the most model calls and a token estimate; call nothing.")
 def generate(model: str, variant: str, replicates: int, task_refs: Sequence[str],
@@ -247,7 +281,7 @@ def generate(model: str, variant: str, replicates: int, task_refs: Sequence[str]
     if outcome.grading is not None:
         from arrivalbench import grid
 
-        out.print(grid.summary_table(outcome.grading))
+        out.print(grid.summary_table(outcome.grading, out.width))
 
 
 @app.command()
@@ -275,9 +309,7 @@ def idioms(script: Path, task: str | None, as_json: bool) -> None:
 
 
 @app.command()
-@click.option("--results", "results", type=click.Path(path_type=Path),
-              default=Path("results/arrivalbench.duckdb"), show_default=True,
-              help="The results file to read (never written).")
+@results_option("The results file to read (never written).", dir_okay=True)
 @click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False),
               default=Path("reports"), show_default=True,
               help="Folder for metrics.json, report.md, report.html, CSVs and figures.")
@@ -338,7 +370,8 @@ def fail(message: str) -> NoReturn:
 def main(argv: Sequence[str] | None = None) -> None:
     """Bad input of any kind ends in one line on standard error and exit status 2."""
     try:
-        app.main(args=argv, prog_name="arrivalbench", standalone_mode=False)
+        app.main(args=argv, prog_name="arrivalbench", standalone_mode=False,
+                 obj={"argv": None if argv is None else ["arrivalbench", *argv]})
     except click.exceptions.NoArgsIsHelpError as exc:
         click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
         sys.exit(2)

@@ -71,6 +71,7 @@ if TYPE_CHECKING:
     from arrivalbench.verdict import Verdict
 
 SCHEMA_VERSION = 1
+DEFAULT_RESULTS = Path("results") / "arrivalbench.duckdb"  # a study's file unless told
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -240,9 +241,10 @@ class Store:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             self.con = duckdb.connect(str(self.path), read_only=read_only)
         except (duckdb.Error, OSError) as exc:
+            fix = ("give a results file written by arrivalbench" if read_only else
+                   "give a new path or a results file written by arrivalbench")
             raise ArrivalBenchError(f"{self.path}: cannot open as a results file "
-                                    f"({str(exc).splitlines()[0]}); give a new path or a "
-                                    "results file written by arrivalbench, not in use by "
+                                    f"({str(exc).splitlines()[0]}); {fix}, not in use by "
                                     "another arrivalbench process") from None
         try:
             if not read_only:
