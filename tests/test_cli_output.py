@@ -49,7 +49,7 @@ def test_show_at_80_columns_keeps_every_word_of_the_ticket_and_prompt() -> None:
     code, out, _ = at_80("show", TASK)
     assert code == 0
     assert_fits(out)
-    from arrivalbench.agent.prompts import build
+    from arrivalbench.prompts import build
 
     shown = set(words(out))
     spec = load_spec(TASK)
@@ -58,7 +58,7 @@ def test_show_at_80_columns_keeps_every_word_of_the_ticket_and_prompt() -> None:
 
 
 def test_show_prompt_is_the_exact_text_and_lists_its_variants() -> None:
-    from arrivalbench.agent.prompts import build
+    from arrivalbench.prompts import build
 
     code, out, _ = at_80("show", TASK, "--prompt", "hazard_hint")
     assert code == 0 and out == build(load_spec(TASK), "hazard_hint") + "\n"

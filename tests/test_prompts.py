@@ -113,4 +113,5 @@ def test_show_prints_the_prompt_of_a_variant(capsys: pytest.CaptureFixture[str])
     with pytest.raises(SystemExit) as bad:
         main(["show", "store_daily_revenue", "--prompt", "chatty"])
     assert bad.value.code == 2
-    assert "unknown prompt variant 'chatty'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "'chatty' is not one of 'unhinted', 'hazard_hint', 'architecture'" in err

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.text import Text
 
 from arrivalbench import __version__, render
-from arrivalbench.agent.prompts import DEFAULT_VARIANT, VARIANTS
+from arrivalbench.prompts import DEFAULT_VARIANT, VARIANTS
 from arrivalbench.engine import Limits
 from arrivalbench.errors import ArrivalBenchError, ScriptError
 from arrivalbench.grading import DEFAULT_SEEDS, grade_all, plan
