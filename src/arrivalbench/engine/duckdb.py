@@ -249,6 +249,13 @@ class Database:
         """A trusted table in schema main (the log under its bare name, for the reference)."""
         self._db.from_arrow(table).create(f'main."{name}"')
 
+    def drop(self, name: str) -> None:
+        self._db.execute(f'DROP TABLE IF EXISTS main."{name}"')
+
+    def append(self, name: str, table: pa.Table) -> None:
+        """Add trusted rows to a table made by `create`."""
+        self._db.from_arrow(table).insert_into(f'main."{name}"')
+
     def run(self, statements: Statements, count: int | None = None) -> None:
         """Run the first `count` statements (all by default) over a new connection. Closing
         it rolls back whatever transaction the script left open."""
