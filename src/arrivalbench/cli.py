@@ -43,15 +43,26 @@ def tasks(as_json: bool) -> None:
 @click.option("--schedule", type=click.Choice(KINDS), help="Print this schedule's batch plan.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--prompt", "variant", help="Print only the prompt of this variant.")
-def show(task: str, schedule: str | None, seed: int, variant: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="With --schedule: print the schedule as an explicit delivery plan (JSON), "
+                   "the format grade --plan reads.")
+def show(task: str, schedule: str | None, seed: int, variant: str | None, as_json: bool) -> None:
     """Show TASK (a built-in id or a folder): ticket, schemas, hazards and the agent's prompt."""
     from arrivalbench.agent.prompts import build
 
     spec = load_spec(task)
+    if as_json and schedule is None:
+        raise ArrivalBenchError("--json prints a schedule's plan: give --schedule KIND too")
     if schedule is not None:
         from arrivalbench.grading import schedule as make_schedule
 
-        out.print(render.schedule_plan(spec, make_schedule(spec, schedule, seed)))
+        sched = make_schedule(spec, schedule, seed)
+        if as_json:
+            from arrivalbench.plans import document
+
+            click.echo(canonical_json(document(spec, sched)))
+            return
+        out.print(render.schedule_plan(spec, sched))
     elif variant is not None:
         click.echo(build(spec, variant))
     else:
@@ -71,18 +82,31 @@ def show(task: str, schedule: str | None, seed: int, variant: str | None) -> Non
 @click.option("--timeout", type=click.FloatRange(min=0.01), default=Limits.statement_seconds,
               show_default=True, help="Seconds one statement may run.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@click.option("--every-batch", is_flag=True,
+              help="Also compare the target after every completed run with the reference over "
+                   "the records delivered so far; the first divergent batch joins the detail.")
+@click.option("--plan", "plan_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Replay this explicit delivery plan (JSON, as show --json and explain "
+                   "write it) instead of generated schedules.")
 def grade(pipeline: Path, task: str, kinds: Sequence[str], seeds: int, timeout: float,
-          as_json: bool) -> None:
+          as_json: bool, every_batch: bool, plan_file: Path | None) -> None:
     """Grade PIPELINE.sql on TASK. Exit 0 if every verdict is PASS, 1 otherwise."""
     spec = load_spec(task)
     script = read_script(pipeline)
-    points = plan(spec, seeds, kinds)
     limits = Limits(statement_seconds=timeout)
     verdicts = []
-    with render.progress(len(points), enabled=not as_json) as advance:
-        for verdict, _outcome in grade_all(spec, script, points, limits):
-            verdicts.append(verdict)
-            advance(verdict.verdict)
+    if plan_file is not None:
+        from arrivalbench.grading import grade_plan
+
+        if kinds:
+            raise ArrivalBenchError("--plan replays one plan: leave out --schedule")
+        verdicts.append(grade_plan(spec, script, plan_file, limits, every_batch))
+    else:
+        points = plan(spec, seeds, kinds)
+        with render.progress(len(points), enabled=not as_json) as advance:
+            for verdict, _outcome in grade_all(spec, script, points, limits, every_batch):
+                verdicts.append(verdict)
+                advance(verdict.verdict)
     if as_json:
         click.echo(canonical_json(render.grade_document(spec, verdicts)))
     else:
@@ -90,6 +114,63 @@ def grade(pipeline: Path, task: str, kinds: Sequence[str], seeds: int, timeout: 
         for block in render.failure_details(verdicts):
             out.print(block)
     sys.exit(0 if all(v.verdict == "PASS" for v in verdicts) else 1)
+
+
+# -- explain (one failure, made small) -----------------------------------------------------------
+
+
+@app.command("explain")
+@click.argument("pipeline", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--task", "task", required=True, help="A built-in task id or a task folder.")
+@click.option("--schedule", "kind", type=click.Choice(KINDS),
+              help="The schedule to explain. Default: the first failing one of a default grade.")
+@click.option("--seed", type=click.IntRange(min=0),
+              help="The seed to explain. Default: the first failing one, 0..4.")
+@click.option("--budget", type=click.IntRange(min=1), default=400, show_default=True,
+              help="Replays the shrinking may use.")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path),
+              help="Write a repro bundle here (a new or empty folder).")
+@click.option("--timeout", type=click.FloatRange(min=0.01), default=Limits.statement_seconds,
+              show_default=True, help="Seconds one statement may run.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def explain_command(pipeline: Path, task: str, kind: str | None, seed: int | None, budget: int,
+                    out_dir: Path | None, timeout: float, as_json: bool) -> None:
+    """Why PIPELINE fails on TASK: the first divergent batch, a minimal failing delivery plan,
+    its timeline and (with --out) a repro bundle. Exit 0 if it passes, 1 if it fails."""
+    from arrivalbench import explain as explaining
+    from arrivalbench.explain import bundle
+    from arrivalbench.explain.text import describe
+
+    spec = load_spec(task)
+    script = read_script(pipeline)
+    if kind is not None:
+        explaining.check_schedule(spec, kind)
+    if out_dir is not None:
+        bundle.check_out(out_dir)
+    limits = Limits(statement_seconds=timeout)
+    picked = explaining.pick(spec, script, kind, seed, limits)
+    if picked is None:
+        where = f"{kind} " if kind else ""
+        message = (f"{pipeline} passes {where}{'seed ' + str(seed) if seed is not None else ''}"
+                   f" on {spec.id} with the every-batch check: nothing to explain").replace(
+                       "  ", " ")
+        if as_json:
+            click.echo(canonical_json({"task": spec.id, "verdict": "PASS", "message": message}))
+        else:
+            click.echo(message)
+        sys.exit(0)
+    kind, seed = picked
+    found = explaining.explain(spec, script, kind, seed, budget, limits)
+    repro = None
+    if out_dir is not None and found.shrunk is not None:
+        repro = bundle.write(out_dir, spec, script, found.shrunk.schedule,
+                             found.needs_every_batch)
+    doc = found.document(repro)
+    if as_json:
+        click.echo(canonical_json(doc))
+    else:
+        click.echo("\n".join(describe(doc)))
+    sys.exit(0 if found.verdict == "PASS" and found.nondeterministic is None else 1)
 
 
 # -- gate (the corpus) ---------------------------------------------------------------------------

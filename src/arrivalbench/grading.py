@@ -6,7 +6,10 @@ import functools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from arrivalbench.engine import Limits
+from pathlib import Path
+
+from arrivalbench.engine import Failure, Limits
+from arrivalbench.engine import duckdb as engine
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.log import load_log
 from arrivalbench.oracle import compare
@@ -113,3 +116,23 @@ def grade_all(spec: TaskSpec, script: str, points: Iterable[Point], limits: Limi
     expected(spec, limits)  # a broken reference is the task's fault: raise before any replay
     for point in points:
         yield grade(spec, script, point, limits, every_batch)
+
+
+PLAN_KIND = "plan"  # the schedule name of a verdict on an explicit plan
+
+
+def grade_plan(spec: TaskSpec, script: str, path: Path, limits: Limits = Limits(),
+               every_batch: bool = False) -> Verdict:
+    """Replay the explicit plan in `path`; its verdict is filed under schedule `plan`."""
+    from arrivalbench import plans
+
+    sched = plans.load(spec, path)
+    with engine.database(limits) as db:
+        try:
+            count = len(db.split(script))
+        except Failure:
+            count = None  # the replay reports the parse error as its ERROR
+    if count is not None:
+        plans.check_statements(sched, count, str(path))
+    expected(spec, limits)
+    return judge(spec, script, sched, PLAN_KIND, 0, limits, every_batch, plan=True)[0]

@@ -79,7 +79,7 @@ def lines(entries: Sequence[dict[str, JSON]]) -> list[str]:
         elif not after.get("diff"):
             text.append("  target equals the reference over the records delivered so far")
         else:
-            text.append("  target differs: " + _diff_line(after["diff"]))
+            text.append("  target differs: " + diff_line(after["diff"]))
     return text
 
 
@@ -87,7 +87,7 @@ def spec_column(_entry: dict[str, JSON]) -> str:
     return "the evolution column appears"
 
 
-def _diff_line(diff: dict[str, JSON]) -> str:
+def diff_line(diff: dict[str, JSON]) -> str:
     from arrivalbench.values import canonical_json
 
     parts = [f"{p['problem']} column {p['column']}" for p in diff.get("schema", [])]
