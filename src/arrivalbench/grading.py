@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-
 from pathlib import Path
 
 from arrivalbench.engine import Failure, Limits

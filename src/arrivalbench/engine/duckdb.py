@@ -249,12 +249,16 @@ class Database:
         """A trusted table in schema main (the log under its bare name, for the reference)."""
         self._db.from_arrow(table).create(f'main."{name}"')
 
-    def drop(self, name: str) -> None:
-        self._db.execute(f'DROP TABLE IF EXISTS main."{name}"')
+    def define(self, name: str, query: str) -> None:
+        """A trusted view in schema main."""
+        self._db.execute(f'CREATE VIEW main."{name}" AS {query}')
 
-    def append(self, name: str, table: pa.Table) -> None:
-        """Add trusted rows to a table made by `create`."""
-        self._db.from_arrow(table).insert_into(f'main."{name}"')
+    def clear(self, name: str) -> None:
+        self._db.execute(f'DELETE FROM main."{name}"')
+
+    def include(self, name: str, rows: Sequence[int]) -> None:
+        """Add row numbers to a one-column BIGINT table made by `create`."""
+        self._db.execute(f'INSERT INTO main."{name}" SELECT unnest($1::BIGINT[])', [list(rows)])
 
     def run(self, statements: Statements, count: int | None = None) -> None:
         """Run the first `count` statements (all by default) over a new connection. Closing
