@@ -35,8 +35,8 @@ def write(out: Path, spec: TaskSpec, script: str, plan: Schedule, every_batch: b
     name = out.resolve().name
     log = load_log(spec)
     used: dict[str, list[int]] = {s.name: [] for s in spec.sources}
-    for name, row in dict.fromkeys(r for b in plan.batches for r in b.records):
-        used[name].append(row)
+    for source_name, row in dict.fromkeys(r for b in plan.batches for r in b.records):
+        used[source_name].append(row)
     document = yaml.safe_load((spec.path / "task.yaml").read_text(encoding="utf-8"))
     document["id"] = name  # a task's id is its folder's name
     document.pop("negatives", None)
