@@ -172,3 +172,14 @@ def test_grade_every_batch_flag(capsys: pytest.CaptureFixture[str], tiny_dir: Pa
                         "duplicates", "--seeds", "1", "--json", "--every-batch")
     assert "first_divergence" not in plain
     assert "first_divergence" in json.loads(checked)["verdicts"][0]["detail"]
+
+
+def test_grade_marks_a_nondeterministic_pipeline(capsys: pytest.CaptureFixture[str],
+                                                 tiny_dir: Path, tmp_path: Path) -> None:
+    code, out, err = cli(capsys, "grade", str(_script(tmp_path, TINY_RANDOM)), "--task",
+                         str(tiny_dir), "--schedule", "snapshot", "--json")
+    assert code == 1 and "nondeterministic" in err
+    assert json.loads(out)["nondeterministic"]["counts"]["changed"] > 0
+    code, out, err = cli(capsys, "grade", str(_script(tmp_path, TINY_GOLD)), "--task",
+                         str(tiny_dir), "--schedule", "snapshot", "--json")
+    assert code == 0 and "nondeterministic" not in out + err

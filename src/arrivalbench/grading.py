@@ -135,3 +135,23 @@ def grade_plan(spec: TaskSpec, script: str, path: Path, limits: Limits = Limits(
         plans.check_statements(sched, count, str(path))
     expected(spec, limits)
     return judge(spec, script, sched, PLAN_KIND, 0, limits, every_batch, plan=True)[0]
+
+
+def nondeterminism(spec: TaskSpec, script: str, first: Outcome, limits: Limits = Limits()
+                   ) -> dict[str, JSON] | None:
+    """Replay `snapshot` once more and compare with `first`, its earlier outcome: None when
+    both give the same final table (as multisets) or the same error, else the rows that
+    differ. A pipeline whose result depends on chance (random(), now(), LIMIT without a total
+    order) gets verdicts that a regrade could contradict; one more snapshot replay per artifact
+    catches the common cases at the price of one replay."""
+    second = replay(spec, script, schedule(spec, "snapshot", 0), limits)
+    if first.failure is not None or second.failure is not None:
+        a, b = first.failure, second.failure
+        if a is not None and b is not None and (a.phase, a.batch, a.message) == \
+                (b.phase, b.batch, b.message):
+            return None
+        return {"first": None if a is None else a.message,
+                "second": None if b is None else b.message}
+    assert first.table is not None and second.table is not None
+    diff = compare(first.table, second.table, spec.target)
+    return None if diff.ok else diff.document()
