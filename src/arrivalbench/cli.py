@@ -132,8 +132,8 @@ def grade(pipeline: Path, task: str, kinds: Sequence[str], seeds: int, timeout: 
 
 
 @app.command("explain")
-@click.argument("pipeline", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--task", "task", required=True, help="A built-in task id or a task folder.")
+@click.argument("pipeline", type=click.Path(path_type=Path, dir_okay=False), required=False)
+@click.option("--task", "task", help="A built-in task id or a task folder.")
 @click.option("--schedule", "kind", type=click.Choice(KINDS),
               help="The schedule to explain. Default: the first failing one of a default grade.")
 @click.option("--seed", type=click.IntRange(min=0),
@@ -145,14 +145,27 @@ def grade(pipeline: Path, task: str, kinds: Sequence[str], seeds: int, timeout: 
 @click.option("--timeout", type=click.FloatRange(min=0.01), default=Limits.statement_seconds,
               show_default=True, help="Seconds one statement may run.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-def explain_command(pipeline: Path, task: str, kind: str | None, seed: int | None, budget: int,
-                    out_dir: Path | None, timeout: float, as_json: bool) -> None:
+@click.option("--results", type=click.Path(path_type=Path, dir_okay=False),
+              help="Instead of one PIPELINE: explain every failing cell of this results file "
+                   "and store the minimal plans in it (table minimal_plans).")
+@click.option("--arm", "arms", multiple=True, help="With --results: only this arm (repeatable).")
+def explain_command(pipeline: Path | None, task: str | None, kind: str | None, seed: int | None,
+                    budget: int, out_dir: Path | None, timeout: float, as_json: bool,
+                    results: Path | None, arms: Sequence[str]) -> None:
     """Why PIPELINE fails on TASK: the first divergent batch, a minimal failing delivery plan,
     its timeline and (with --out) a repro bundle. Exit 0 if it passes, 1 if it fails."""
     from arrivalbench import explain as explaining
     from arrivalbench.explain import bundle
     from arrivalbench.explain.text import describe
 
+    if results is not None:
+        if pipeline is not None or task is not None or kind or seed is not None or out_dir:
+            raise ArrivalBenchError("--results explains stored cells: leave out PIPELINE, "
+                                    "--task, --schedule, --seed and --out")
+        explain_study(results, budget, arms, Limits(statement_seconds=timeout))
+        return
+    if pipeline is None or task is None:
+        raise ArrivalBenchError("give PIPELINE and --task TASK (or --results FILE)")
     spec = load_spec(task)
     script = read_script(pipeline)
     if kind is not None:
@@ -183,6 +196,17 @@ def explain_command(pipeline: Path, task: str, kind: str | None, seed: int | Non
     else:
         click.echo("\n".join(describe(doc)))
     sys.exit(0 if found.verdict == "PASS" and found.nondeterministic is None else 1)
+
+
+def explain_study(results: Path, budget: int, arms: Sequence[str], limits: Limits) -> None:
+    from arrivalbench.explain.study import explain_results
+
+    summary = explain_results(results, budget, arms, limits,
+                              note=lambda m: click.echo(m, err=True))
+    click.echo(f"explained {summary.explained} failing artifacts ({summary.skipped} already "
+               f"explained) into {results}, table minimal_plans")
+    for name, count in summary.shapes.items():
+        click.echo(f"{count:6}  {name}")
 
 
 # -- gate (the corpus) ---------------------------------------------------------------------------
@@ -227,9 +251,12 @@ def gate_command(task_refs: Sequence[str], workers: int | None) -> None:
               help="Worker processes (Ray: CPUs). Default: the number of cores.")
 @click.option("--executor", type=click.Choice(("local", "ray")), default="local",
               show_default=True, help="local processes, or Ray (the 'ray' extra).")
+@click.option("--explain", "then_explain", is_flag=True,
+              help="Then store the minimal failing plan of every failing cell (as explain "
+                   "--results does).")
 def run_command(arm_names: Sequence[str], submissions: Path | None, arm_name: str | None,
                 task_refs: Sequence[str], seeds: int, results: Path, workers: int | None,
-                executor: str) -> None:
+                executor: str, then_explain: bool) -> None:
     """Grade arms into a results file: every cell on snapshot, both controls and each declared
     hazard for every seed. Replays already in the file are not graded again, so the same command
     resumes an interrupted run and more arms add to the file."""
@@ -246,6 +273,8 @@ def run_command(arm_names: Sequence[str], submissions: Path | None, arm_name: st
     summary = grid.run(results, arm_names, submissions, arm_name, task_refs, seeds, workers,
                        executor, command=shlex.join(argv))
     out.print(grid.summary_table(summary))
+    if then_explain:
+        explain_study(results, 400, (), Limits())
 
 
 @app.command("regrade")
