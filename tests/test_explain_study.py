@@ -7,9 +7,9 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from tests.conftest import cli
 
 from arrivalbench.explain.study import shape
-from tests.conftest import cli
 
 
 def test_run_explain_stores_minimal_plans_and_the_report_shows_them(
@@ -71,3 +71,26 @@ def _entry(batch: int, keys: list[int], repeat: list[bool], abort: dict[str, int
 ])
 def test_shapes(timeline: list[dict[str, object]], expected: str) -> None:
     assert shape(_doc(timeline)) == expected  # type: ignore[arg-type]
+
+
+def test_run_marks_a_nondeterministic_artifact_and_regrade_keeps_it_apart(
+        tmp_path: Path, tiny_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.test_explain import TINY_RANDOM
+
+    folder = tmp_path / "humans"
+    folder.mkdir()
+    (folder / "tiny.sql").write_text(TINY_RANDOM, encoding="utf-8")
+    results = tmp_path / "r.duckdb"
+    code, _, err = cli(capsys, "run", "--submissions", str(folder), "--task", str(tiny_dir),
+                       "--seeds", "1", "--workers", "1", "--results", str(results))
+    assert code == 0, err
+    con = duckdb.connect(str(results), read_only=True)
+    try:
+        marked = con.execute("SELECT detail->'counts'->>'changed' FROM nondeterministic"
+                             ).fetchall()
+    finally:
+        con.close()
+    assert len(marked) == 1 and int(marked[0][0]) > 0
+    code, out, _ = cli(capsys, "regrade", "--results", str(results), "--workers", "1")
+    assert code == 0 and "0 mismatches" in out
+    assert "differences in artifacts marked nondeterministic" in out

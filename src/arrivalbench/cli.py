@@ -303,7 +303,9 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
     click.echo(f"regraded {report.checked} of {report.stored} stored replays in "
                f"{report.seconds:.1f} s: {len(report.mismatches)} mismatches"
                + (f", {report.skipped} not reproducible here (see warnings)"
-                  if report.skipped else ""))
+                  if report.skipped else "")
+               + (f", {len(report.nondeterministic)} differences in artifacts marked "
+                  "nondeterministic (not counted)" if report.nondeterministic else ""))
     sys.exit(1 if report.mismatches else 0)
 
 
