@@ -99,43 +99,47 @@ def references_over(spec: TaskSpec, sets: Sequence[frozenset[Ref]], limits: Limi
 
 
 def _compute(spec: TaskSpec, sets: list[frozenset[Ref]], limits: Limits) -> list[Table]:
-    """Each source is a view over the full log filtered by a table of included rows, so that
-    growing a set is one insert of row numbers rather than a copy of records."""
+    """Sets that grow one on another form a chain. For each chain, every source is loaded
+    once with a `__step` column, the index of the first set of the chain that holds the
+    record, and read through a view that keeps the rows up to the current step: moving to
+    the next set is a one-row update rather than a copy of records."""
     log = load_log(spec)
     out: list[Table] = []
     with engine.database(limits) as db:
         query = db.split(spec.reference_sql).parsed[0].query.strip().rstrip(";")
         casts = ", ".join(f'CAST("{c.name}" AS {c.type}) AS "{c.name}"'
                           for c in spec.target.columns)
-        for name, table in log.tables.items():
-            rows = pa.array(range(table.num_rows), pa.int64())
-            db.create(f"__log_{name}", table.append_column("__row", rows))
-            db.create(f"__inc_{name}", pa.table({"__row": pa.array([], pa.int64())}))
-            columns = ", ".join(f'"{c}"' for c in table.column_names)
-            db.define(name, f'SELECT {columns} FROM main."__log_{name}" WHERE __row IN '
-                            f'(SELECT __row FROM main."__inc_{name}")')
-        loaded: frozenset[Ref] = frozenset()
+        db.create("__step", pa.table({"k": pa.array([0], pa.int64())}))
         try:
-            for records in sets:
-                if not loaded <= records:
-                    for name in log.tables:
-                        db.clear(f"__inc_{name}")
-                    loaded = frozenset()
-                _add(db, records - loaded)
-                loaded = records
-                out.append(db.query(f"SELECT {casts} FROM ({query})", "run"))
+            for number, chain in enumerate(_chains(sets)):
+                first: dict[Ref, int] = {}
+                for step, records in enumerate(chain):
+                    for ref in records:
+                        first.setdefault(ref, step)
+                for name, table in log.tables.items():
+                    steps = pa.array([first.get((name, row)) for row in range(table.num_rows)],
+                                     pa.int64())
+                    db.create(f"__log_{number}_{name}", table.append_column("__step", steps))
+                    columns = ", ".join(f'"{c}"' for c in table.column_names)
+                    db.define(name, f'SELECT {columns} FROM main."__log_{number}_{name}" '
+                                    'WHERE __step <= (SELECT k FROM main."__step")')
+                for step in range(len(chain)):
+                    db.set_step("__step", step)
+                    out.append(db.query(f"SELECT {casts} FROM ({query})", "run"))
         except Failure as failure:
             raise TaskError(f"{spec.path / 'reference.sql'}: over a part of the log: "
                             f"{failure.message}") from None
     return out
 
 
-def _add(db: engine.Database, records: frozenset[Ref]) -> None:
-    rows: dict[str, list[int]] = {}
-    for source, row in records:
-        rows.setdefault(source, []).append(row)
-    for name, picked in sorted(rows.items()):
-        db.include(f"__inc_{name}", sorted(picked))
+def _chains(sets: list[frozenset[Ref]]) -> list[list[frozenset[Ref]]]:
+    chains: list[list[frozenset[Ref]]] = []
+    for records in sets:
+        if chains and chains[-1][-1] <= records:
+            chains[-1].append(records)
+        else:
+            chains.append([records])
+    return chains
 
 
 def replay_checked(spec: TaskSpec, script: str, schedule: Schedule,
@@ -143,7 +147,11 @@ def replay_checked(spec: TaskSpec, script: str, schedule: Schedule,
     """A replay that also reads the target after every completed run and compares it."""
     tables: list[tuple[int, Table | None, str | None]] = []
 
+    last = len(schedule.batches) - 1
+
     def after_run(number: int, db: engine.Database) -> None:
+        if number == last:
+            return  # the replay itself reads the final table
         try:
             # One query: a missing target is the engine's own error, kept as the reason.
             tables.append((number, db.query(f'SELECT * FROM main."{spec.target.name}"',
@@ -152,6 +160,11 @@ def replay_checked(spec: TaskSpec, script: str, schedule: Schedule,
             tables.append((number, None, failure.message))
 
     outcome = replay(spec, script, schedule, limits, after_run)
+    if outcome.failure is None and last in delivered(schedule):
+        tables.append((last, outcome.table, None))
+    elif outcome.failure is not None and outcome.failure.phase == "read-target" and \
+            outcome.failure.batch is None and last in delivered(schedule):
+        tables.append((last, None, outcome.failure.message))
     sets = delivered(schedule)
     wanted = references_over(spec, [sets[number] for number, table, _ in tables
                                      if table is not None], limits)

@@ -251,14 +251,11 @@ class Database:
 
     def define(self, name: str, query: str) -> None:
         """A trusted view in schema main."""
-        self._db.execute(f'CREATE VIEW main."{name}" AS {query}')
+        self._db.execute(f'CREATE OR REPLACE VIEW main."{name}" AS {query}')
 
-    def clear(self, name: str) -> None:
-        self._db.execute(f'DELETE FROM main."{name}"')
-
-    def include(self, name: str, rows: Sequence[int]) -> None:
-        """Add row numbers to a one-column BIGINT table made by `create`."""
-        self._db.execute(f'INSERT INTO main."{name}" SELECT unnest($1::BIGINT[])', [list(rows)])
+    def set_step(self, name: str, value: int) -> None:
+        """Set the one value of a one-row table made by `create`."""
+        self._db.execute(f'UPDATE main."{name}" SET k = $1', [value])
 
     def run(self, statements: Statements, count: int | None = None) -> None:
         """Run the first `count` statements (all by default) over a new connection. Closing
