@@ -34,7 +34,8 @@ def describe(doc: dict[str, JSON]) -> list[str]:
                    + ("1-minimal" if minimal["one_minimal"] else
                       "not shown 1-minimal (the budget ran out)"))
         out.append("timeline:")
-        out += ["  " + line for line in lines(doc["timeline"])]
+        out += ["  " + line for line in lines(doc["timeline"])] or \
+            ["  (no batch: the pipeline fails before any delivery matters)"]
     if doc["repro"]:
         out.append(f"repro: {doc['repro']}")
     return out
