@@ -277,3 +277,16 @@ def test_the_gate_passes_on_the_whole_corpus() -> None:
     report = gate.run(gate.load(builtin_ids()))
     assert report.tasks == tuple(builtin_ids())
     assert report.ok, "\n".join(f.line() for f in report.findings)
+
+
+def test_the_gold_must_be_right_after_every_run_of_a_hazard(tmp_path: Path) -> None:
+    from tests.conftest import write_task
+    from tests.test_every_batch import LATE_BLOOMER
+
+    folder = write_task(tmp_path, gold=LATE_BLOOMER)
+    result = gate.run_job(str(folder), "gold", (0,))
+    gold = [f for f in result.findings if f.check == "gold"]
+    # Right at the end of every schedule, wrong before: only the hazards are checked per run.
+    assert {f.schedule for f in gold} == {"late_arrival", "duplicates", "crash_retry"}
+    assert all("diverges after batch" in f.reason and "final table is right" in f.reason
+               for f in gold)

@@ -96,15 +96,26 @@ def tasks(as_json: bool) -> None:
               help="The seed of --schedule.")
 @click.option("--prompt", "variant", type=click.Choice(VARIANTS),
               help="Print only the prompt of this variant, exactly as the model gets it.")
-def show(task: str, schedule: str | None, seed: int, variant: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="With --schedule: print the schedule as an explicit delivery plan (JSON), "
+                   "the format grade --plan reads.")
+def show(task: str, schedule: str | None, seed: int, variant: str | None, as_json: bool) -> None:
     """Show TASK (a built-in id or a folder): ticket, schemas, hazards and the agent's prompt."""
     from arrivalbench.prompts import build
 
     spec = load_spec(task)
+    if as_json and schedule is None:
+        raise ArrivalBenchError("--json prints a schedule's plan: give --schedule KIND too")
     if schedule is not None:
         from arrivalbench.grading import schedule as make_schedule
 
-        out.print(render.schedule_plan(spec, make_schedule(spec, schedule, seed)))
+        sched = make_schedule(spec, schedule, seed)
+        if as_json:
+            from arrivalbench.plans import document
+
+            click.echo(canonical_json(document(spec, sched)))
+            return
+        out.print(render.schedule_plan(spec, sched))
     elif variant is not None:
         click.echo(build(spec, variant))
     else:
@@ -124,20 +135,41 @@ def show(task: str, schedule: str | None, seed: int, variant: str | None) -> Non
 @click.option("--timeout", type=click.FloatRange(min=0.01), default=Limits.statement_seconds,
               show_default=True, help="Seconds one statement may run.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@click.option("--every-batch", is_flag=True,
+              help="Also compare the target after every completed run with the reference over "
+                   "the records delivered so far; the first divergent batch joins the detail.")
+@click.option("--plan", "plan_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Replay this explicit delivery plan (JSON, as show --json and explain "
+                   "write it) instead of generated schedules.")
 def grade(pipeline: Path, task: str, kinds: Sequence[str], seeds: int, timeout: float,
-          as_json: bool) -> None:
+          as_json: bool, every_batch: bool, plan_file: Path | None) -> None:
     """Grade PIPELINE.sql on TASK. Exit 0 if every verdict is PASS, 1 otherwise."""
     spec = load_spec(task)
     script = read_script(pipeline)
-    points = plan(spec, seeds, kinds)
     limits = Limits(statement_seconds=timeout)
     verdicts = []
-    with render.progress(len(points), enabled=not as_json) as advance:
-        for verdict, _outcome in grade_all(spec, script, points, limits):
-            verdicts.append(verdict)
-            advance(verdict.verdict)
+    differing: dict[str, object] | None = None
+    if plan_file is not None:
+        from arrivalbench.grading import grade_plan
+
+        if kinds:
+            raise ArrivalBenchError("--plan replays one plan: leave out --schedule")
+        verdicts.append(grade_plan(spec, script, plan_file, limits, every_batch))
+    else:
+        points = plan(spec, seeds, kinds)
+        with render.progress(len(points), enabled=not as_json) as advance:
+            for verdict, outcome in grade_all(spec, script, points, limits, every_batch):
+                verdicts.append(verdict)
+                advance(verdict.verdict)
+                if verdict.schedule == "snapshot":
+                    from arrivalbench.grading import nondeterminism
+
+                    differing = nondeterminism(spec, script, outcome, limits)
+    document = render.grade_document(spec, verdicts)
+    if differing is not None:
+        document["nondeterministic"] = differing  # absent when deterministic: bytes unchanged
     if as_json:
-        click.echo(canonical_json(render.grade_document(spec, verdicts)))
+        click.echo(canonical_json(document))
     else:
         problem = parse_problem(script)
         if problem is not None:  # every replay is the same ERROR: say it once, with its place
@@ -146,7 +178,92 @@ def grade(pipeline: Path, task: str, kinds: Sequence[str], seeds: int, timeout: 
         out.print(render.grade_table(spec, pipeline, verdicts))
         for block in [] if problem is not None else render.failure_details(verdicts):
             out.print(block)
-    sys.exit(0 if all(v.verdict == "PASS" for v in verdicts) else 1)
+    if differing is not None:
+        click.echo("warning: nondeterministic: a second snapshot replay gave a different final "
+                   "table; these verdicts may not reproduce (random(), now(), LIMIT without a "
+                   "total order?)", err=True)
+    sys.exit(0 if all(v.verdict == "PASS" for v in verdicts) and differing is None else 1)
+
+
+# -- explain (one failure, made small) -----------------------------------------------------------
+
+
+@app.command("explain")
+@click.argument("pipeline", type=click.Path(path_type=Path, dir_okay=False), required=False)
+@click.option("--task", "task", help="A built-in task id or a task folder.")
+@click.option("--schedule", "kind", type=click.Choice(KINDS),
+              help="The schedule to explain. Default: the first failing one of a default grade.")
+@click.option("--seed", type=click.IntRange(min=0),
+              help="The seed to explain. Default: the first failing one, 0..4.")
+@click.option("--budget", type=click.IntRange(min=1), default=400, show_default=True,
+              help="Replays the shrinking may use.")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path),
+              help="Write a repro bundle here (a new or empty folder).")
+@click.option("--timeout", type=click.FloatRange(min=0.01), default=Limits.statement_seconds,
+              show_default=True, help="Seconds one statement may run.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@click.option("--results", type=click.Path(path_type=Path, dir_okay=False),
+              help="Instead of one PIPELINE: explain every failing cell of this results file "
+                   "and store the minimal plans in it (table minimal_plans).")
+@click.option("--arm", "arms", multiple=True, help="With --results: only this arm (repeatable).")
+def explain_command(pipeline: Path | None, task: str | None, kind: str | None, seed: int | None,
+                    budget: int, out_dir: Path | None, timeout: float, as_json: bool,
+                    results: Path | None, arms: Sequence[str]) -> None:
+    """Why PIPELINE fails on TASK: the first divergent batch, a minimal failing delivery plan,
+    its timeline and (with --out) a repro bundle. Exit 0 if it passes, 1 if it fails."""
+    from arrivalbench import explain as explaining
+    from arrivalbench.explain import bundle
+    from arrivalbench.explain.text import describe
+
+    if results is not None:
+        if pipeline is not None or task is not None or kind or seed is not None or out_dir:
+            raise ArrivalBenchError("--results explains stored cells: leave out PIPELINE, "
+                                    "--task, --schedule, --seed and --out")
+        explain_study(results, budget, arms, Limits(statement_seconds=timeout))
+        return
+    if pipeline is None or task is None:
+        raise ArrivalBenchError("give PIPELINE and --task TASK (or --results FILE)")
+    spec = load_spec(task)
+    script = read_script(pipeline)
+    if kind is not None:
+        explaining.check_schedule(spec, kind)
+    if out_dir is not None:
+        bundle.check_out(out_dir)
+    limits = Limits(statement_seconds=timeout)
+    picked = explaining.pick(spec, script, kind, seed, limits)
+    if picked is None:
+        where = f"{kind} " if kind else ""
+        message = (f"{pipeline} passes {where}{'seed ' + str(seed) if seed is not None else ''}"
+                   f" on {spec.id} with the every-batch check: nothing to explain").replace(
+                       "  ", " ")
+        if as_json:
+            click.echo(canonical_json({"task": spec.id, "verdict": "PASS", "message": message}))
+        else:
+            click.echo(message)
+        sys.exit(0)
+    kind, seed = picked
+    found = explaining.explain(spec, script, kind, seed, budget, limits)
+    repro = None
+    if out_dir is not None and found.shrunk is not None:
+        repro = bundle.write(out_dir, spec, script, found.shrunk.schedule,
+                             found.needs_every_batch)
+    doc = found.document(repro)
+    if as_json:
+        click.echo(canonical_json(doc))
+    else:
+        click.echo("\n".join(describe(doc)))
+    sys.exit(0 if found.verdict == "PASS" and found.nondeterministic is None else 1)
+
+
+def explain_study(results: Path, budget: int, arms: Sequence[str], limits: Limits) -> None:
+    from arrivalbench.explain.study import explain_results
+
+    summary = explain_results(results, budget, arms, limits,
+                              note=lambda m: click.echo(m, err=True))
+    click.echo(f"explained {summary.explained} failing artifacts ({summary.skipped} already "
+               f"explained) into {results}, table minimal_plans")
+    for name, count in summary.shapes.items():
+        click.echo(f"{count:6}  {name}")
 
 
 # -- gate (the corpus) ---------------------------------------------------------------------------
@@ -187,9 +304,12 @@ def gate_command(task_refs: Sequence[str], workers: int | None) -> None:
                 "belongs in a file of its own.")
 @workers_option()
 @executor_option
+@click.option("--explain", "then_explain", is_flag=True,
+              help="Then store the minimal failing plan of every failing cell (as explain "
+                   "--results does).")
 def run_command(arm_names: Sequence[str], submissions: Path | None, arm_name: str | None,
                 allow_unmatched: bool, task_refs: Sequence[str], seeds: int, results: Path,
-                workers: int | None, executor: str) -> None:
+                workers: int | None, executor: str, then_explain: bool) -> None:
     """Grade arms into a results file: every cell on snapshot, both controls and each declared
     hazard for every seed. Replays already in the file are not graded again, so the same command
     resumes an interrupted run and more arms add to the file."""
@@ -198,6 +318,8 @@ def run_command(arm_names: Sequence[str], submissions: Path | None, arm_name: st
     summary = grid.run(results, arm_names, submissions, arm_name, task_refs, seeds, workers,
                        executor, command=command_line(), allow_unmatched=allow_unmatched)
     out.print(grid.summary_table(summary, out.width))
+    if then_explain:
+        explain_study(results, 400, (), Limits())
 
 
 @app.command("regrade")
@@ -222,7 +344,9 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
     click.echo(f"regraded {report.checked} of {count(report.stored, 'stored replay')} in "
                f"{report.seconds:.1f} s: {count(len(report.mismatches), 'mismatch', 'mismatches')}"
                + (f", {report.skipped} not reproducible here (see warnings)"
-                  if report.skipped else ""))
+                  if report.skipped else "")
+               + (f", {len(report.nondeterministic)} differences in artifacts marked "
+                  "nondeterministic (not counted)" if report.nondeterministic else ""))
     sys.exit(1 if report.mismatches else 0)
 
 

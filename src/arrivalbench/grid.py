@@ -305,6 +305,9 @@ def _grade(store: Store, planned: Sequence[_Planned], arms: Sequence[str], tasks
             if batch:
                 graded += store.add_verdicts([r.graded() for _u, r in batch], run_id)
             for _unit, result in batch:
+                if result.nondeterministic is not None:
+                    store.mark_nondeterministic(result.verdict, result.nondeterministic)
+            for _unit, result in batch:
                 advance(result.verdict.verdict)
             if stop.requested:  # here, between writes, never inside one
                 raise KeyboardInterrupt
@@ -420,6 +423,8 @@ class RegradeReport:
     seconds: float
     keys: list[Key] = field(default_factory=list)  # the keys re-run, in key order
     warnings: list[str] = field(default_factory=list)
+    # Differences in artifacts marked nondeterministic by `run`: expected, kept apart.
+    nondeterministic: list[Mismatch] = field(default_factory=list)
 
 
 def regrade(results: Path | str = DEFAULT_RESULTS, sample: int | None = None,
@@ -465,6 +470,7 @@ def regrade(results: Path | str = DEFAULT_RESULTS, sample: int | None = None,
             candidates = sorted(random.Random(REGRADE_SEED).sample(candidates, sample),
                                 key=lambda v: v.key)
         scripts = {a: store.artifact_sql(a) for a in sorted({v.key[3] for v in candidates})}
+        marked = store.nondeterministic()
     units = []
     for v in candidates:
         found = specs[v.key[0]]
@@ -473,20 +479,24 @@ def regrade(results: Path | str = DEFAULT_RESULTS, sample: int | None = None,
         units.append(Unit(source, spec.digest, v.key[3], scripts[v.key[3]], v.key[1], v.key[2]))
     by_key = {v.key: v for v in candidates}
     mismatches: list[Mismatch] = []
+    chance: list[Mismatch] = []
     with render.progress(len(units), enabled=progress, label="regrading") as advance:
         def on_results(batch: list[tuple[Unit, Result]]) -> None:
             for unit, result in batch:
                 old = by_key[unit_key(unit)]
                 now = result.verdict.json()
                 if now != old.record:
-                    mismatches.append(Mismatch(old.key, old.task, old.record, now))
+                    expected_to = (old.key[0], old.key[3]) in marked
+                    (chance if expected_to else mismatches).append(
+                        Mismatch(old.key, old.task, old.record, now))
                 advance(result.verdict.verdict)
 
         pool.run(units, on_results)
     mismatches.sort(key=lambda m: m.key)
     skipped = len(stored) - len([v for v in current if specs.get(v.key[0]) is not None])
     return RegradeReport(path, len(stored), len(units), mismatches, skipped,
-                         time.perf_counter() - start, [v.key for v in candidates], warnings)
+                         time.perf_counter() - start, [v.key for v in candidates], warnings,
+                         sorted(chance, key=lambda m: m.key))
 
 
 # -- terminal output -------------------------------------------------------------------------

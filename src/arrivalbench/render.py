@@ -6,6 +6,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from rich import box
@@ -280,6 +281,14 @@ def explain(v: Verdict) -> str:
                  f"statement {d['statement']}" if d.get("statement") is not None else None]
         return f"{d['phase']} error at {', '.join(w for w in where if w) or 'start'}: " \
                f"{d['message']}"
+    first = d.get("first_divergence")
+    if isinstance(first, dict):
+        head = (f"first divergence after batch {first['batch']}"
+                + (" (the final table is right)" if d.get("reconverged") else ""))
+        if d.get("reconverged"):
+            inner = first.get("diff") or {}
+            return head + (":\n" + explain(replace(v, verdict="FAIL", detail=inner))
+                           if inner else f": {first.get('error')}")
     lines = [f"schema: {p['problem']} column {p['column']}" +
              (f" (got {p['got']}, expected {p['expected']})" if "got" in p and "expected" in p
               else "") for p in d.get("schema", [])]
@@ -298,4 +307,6 @@ def explain(v: Verdict) -> str:
                 lines.append(f"  duplicated {key}: +{ex['copies']} copies")
             else:
                 lines.append(f"  {kind} {key}")
+    if isinstance(first, dict):
+        lines.append(f"first divergence after batch {first['batch']}")
     return "\n".join(line for line in lines if line)

@@ -55,7 +55,10 @@ def write(results: Path | str, out: Path | str, arms: Sequence[str] = (),
     files |= {out / f"{t.name}.csv": tables.to_csv(t) for t in built}
     files |= {out / "figures" / f"{c.name}.svg": c.svg for c in charts}
     files[out / "report.md"] = markdown.render(doc, built, charts, METHOD, count)
-    files[out / "report.html"] = html.render(doc, built, charts, METHOD, count)
+    from arrivalbench.report.timeline import section
+
+    files[out / "report.html"] = html.render(doc, built, charts, METHOD, count,
+                                             section(results))
     try:
         for name, *_ in figures.FIGURES:  # a figure this report does not have must not linger
             stale = out / "figures" / f"{name}.svg"

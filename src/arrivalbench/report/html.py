@@ -91,7 +91,7 @@ def table_html(table: Table) -> str:
 
 
 def render(doc: Mapping[str, Any], tables: Sequence[Table], charts: Sequence[Chart],
-           method: str, verdicts: int) -> str:
+           method: str, verdicts: int, extra: str = "") -> str:
     arms = ", ".join(f"<code>{html.escape(a)}</code>" for a in doc["arms"])
     links = [(t.name, t.title) for t in tables]
     links[1:1] = [("figures", "Figures")]
@@ -131,7 +131,7 @@ metric is undefined (no eligible task drawn) is left out of that metric's percen
 {figures}
 </section>
 {chr(10).join(table_html(t) for t in tables[1:])}
-<section id="definitions">
+{extra}<section id="definitions">
 <h2>Definitions</h2>
 <ul>{definitions}</ul>
 </section>
