@@ -13,10 +13,10 @@ from rich.console import Console
 from rich.text import Text
 
 from arrivalbench import __version__, render
-from arrivalbench.prompts import DEFAULT_VARIANT, VARIANTS
 from arrivalbench.engine import Limits
 from arrivalbench.errors import ArrivalBenchError, ScriptError
 from arrivalbench.grading import DEFAULT_SEEDS, grade_all, plan
+from arrivalbench.prompts import DEFAULT_VARIANT, VARIANTS
 from arrivalbench.schedules import KINDS
 from arrivalbench.store import DEFAULT_RESULTS
 from arrivalbench.syntax import parse_problem
@@ -262,8 +262,8 @@ def explain_study(results: Path, budget: int, arms: Sequence[str], limits: Limit
                               note=lambda m: click.echo(m, err=True))
     click.echo(f"explained {summary.explained} failing artifacts ({summary.skipped} already "
                f"explained) into {results}, table minimal_plans")
-    for name, count in summary.shapes.items():
-        click.echo(f"{count:6}  {name}")
+    for name, cells in summary.shapes.items():
+        click.echo(f"{cells:6}  {name}")
 
 
 # -- gate (the corpus) ---------------------------------------------------------------------------
