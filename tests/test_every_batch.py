@@ -4,7 +4,7 @@ records delivered so far."""
 from __future__ import annotations
 
 import pytest
-from tests.conftest import TINY_GOLD, TINY_NO_DEDUP, TINY_ROWS, write_task
+from conftest import TINY_GOLD, TINY_NO_DEDUP, TINY_ROWS, write_task
 
 from arrivalbench.checkpoints import delivered, reference_over, replay_checked
 from arrivalbench.grading import Point, grade

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from tests.conftest import cli
+from conftest import cli
 
 from arrivalbench.explain.study import shape
 
@@ -75,7 +75,7 @@ def test_shapes(timeline: list[dict[str, object]], expected: str) -> None:
 
 def test_run_marks_a_nondeterministic_artifact_and_regrade_keeps_it_apart(
         tmp_path: Path, tiny_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from tests.test_explain import TINY_RANDOM
+    from test_explain import TINY_RANDOM
 
     folder = tmp_path / "humans"
     folder.mkdir()

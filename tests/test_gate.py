@@ -280,8 +280,8 @@ def test_the_gate_passes_on_the_whole_corpus() -> None:
 
 
 def test_the_gold_must_be_right_after_every_run_of_a_hazard(tmp_path: Path) -> None:
-    from tests.conftest import write_task
-    from tests.test_every_batch import LATE_BLOOMER
+    from conftest import write_task
+    from test_every_batch import LATE_BLOOMER
 
     folder = write_task(tmp_path, gold=LATE_BLOOMER)
     result = gate.run_job(str(folder), "gold", (0,))

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.conftest import write_task
+from conftest import write_task
 
 from arrivalbench import plans
 from arrivalbench.grading import schedule
