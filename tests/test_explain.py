@@ -13,6 +13,7 @@ import shlex
 from pathlib import Path
 
 import pytest
+
 from conftest import TINY_GOLD, TINY_NO_DEDUP, cli
 
 GOLDEN = Path(__file__).parent / "golden" / "explain_tiny_no_dedup.json"

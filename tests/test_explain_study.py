@@ -7,9 +7,9 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import cli
 
 from arrivalbench.explain.study import shape
+from conftest import cli
 
 
 def test_run_explain_stores_minimal_plans_and_the_report_shows_them(

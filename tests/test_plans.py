@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from conftest import write_task
 
 from arrivalbench import plans
 from arrivalbench.grading import schedule
 from arrivalbench.plans import PlanError
 from arrivalbench.schedules import KINDS, Batch, Schedule
 from arrivalbench.task import TaskSpec, load_spec
+from conftest import write_task
 
 PROPERTY = settings(deadline=None, max_examples=40,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
