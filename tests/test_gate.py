@@ -54,7 +54,9 @@ def test_a_sound_task_passes_and_each_artifact_is_replayed_at_most_once_per_poin
     code, out, err = cli(capsys, "gate", "store_daily_revenue")
     assert (code, out) == (0, "")
     assert err.count("\n") == 1 and err.rstrip().endswith(": every check passes")
-    replays = int(re.search(r", (\d+) replays, ", err).group(1))  # type: ignore[union-attr]
+    counted = re.search(r", (\d+) replays, ", err)
+    assert counted is not None, err
+    replays = int(counted.group(1))
     spec = load_spec("store_daily_revenue")
     per_artifact = len(gate.points(spec))
     assert per_artifact == 1 + 3 * (2 + len(spec.hazards))
