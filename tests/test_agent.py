@@ -12,7 +12,8 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalSample
 from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage
 
-from arrivalbench.agent import feedback, leakage
+from arrivalbench import leakage
+from arrivalbench.agent import feedback
 from arrivalbench.agent.extract import extract, statements
 from arrivalbench.agent.inspect_task import arrivalbench
 from arrivalbench.agent.samples import FINAL, REASON, TURNS

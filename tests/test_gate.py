@@ -257,3 +257,16 @@ def test_gate_command_refuses_an_unknown_task(capsys: pytest.CaptureFixture[str]
     code, out, err = cli(capsys, "gate", "no_such_task")
     assert (code, out) == (2, "")
     assert err.count("\n") == 1 and err.startswith("arrivalbench: error: unknown task")
+
+
+def test_the_gold_must_be_right_after_every_run_of_a_hazard(tmp_path: Path) -> None:
+    from conftest import write_task
+    from test_every_batch import LATE_BLOOMER
+
+    folder = write_task(tmp_path, gold=LATE_BLOOMER)
+    result = gate.run_job(str(folder), "gold", (0,))
+    gold = [f for f in result.findings if f.check == "gold"]
+    # Right at the end of every schedule, wrong before: only the hazards are checked per run.
+    assert {f.schedule for f in gold} == {"late_arrival", "duplicates", "crash_retry"}
+    assert all("diverges after batch" in f.reason and "final table is right" in f.reason
+               for f in gold)

@@ -18,11 +18,11 @@ import duckdb
 import pytest
 from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage
 
+from arrivalbench import leakage
 from arrivalbench.agent import generate as generation
-from arrivalbench.agent import leakage
-from arrivalbench.agent.idioms import signature
 from arrivalbench.cli import main
 from arrivalbench.grading import artifact_digest
+from arrivalbench.idioms import signature
 from arrivalbench.task import builtin_ids, load_spec
 from conftest import TINY_GOLD, TINY_YAML, write_task
 
@@ -148,7 +148,9 @@ def test_a_script_is_stored_with_its_idioms_turns_and_tokens(generated: dict[str
     assert Path(meta["inspect_log"]).parent == results.parent / "r.inspect-logs"
     [(sql, idioms)] = rows(results, "SELECT sql, idioms FROM artifacts WHERE artifact = ?",
                            [artifact])
-    assert sql == TINY_GOLD and idioms == signature(TINY_GOLD)
+    spec = load_spec(generated["root"] / "tasks" / "passes")
+    assert sql == TINY_GOLD and idioms == signature(TINY_GOLD, spec)
+    assert idioms == ["batch_dedup", "full_recompute", "history_table", "select_star", "upsert"]
     assert rows(results, "SELECT turn, snapshot_verdict, feedback FROM turns WHERE task = "
                          "'passes'") == [(1, "PASS", None)]
     [(turns, given, produced, transcript)] = rows(

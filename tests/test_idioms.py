@@ -1,197 +1,114 @@
-"""Idiom signatures (DESIGN §7): every gold and negative of the corpus against tags written here
-by hand, each tag on small scripts that have it and scripts that do not, and the CLI."""
+"""Idiom signatures judged against the task: a labelled set (every gold and negative of the
+corpus, and hand-written tricky cases) scored tag by tag, each tag on small scripts read without
+a task (every batch column counts as a key), the one cached parser, and the CLI."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
-from arrivalbench.agent.idioms import TAGS, signature
+from arrivalbench import idioms
 from arrivalbench.cli import main
-from arrivalbench.task import BUILTIN_DIR, builtin_ids, load_spec
+from arrivalbench.idioms import TAGS, signature
+from arrivalbench.task import BUILTIN_DIR, TaskSpec, builtin_ids, load_spec
 
-# The tags of each built-in gold and negative script, one letter a tag:
-# A anti_join, D batch_dedup, H history_table, R full_recompute, S select_star, T transaction,
-# U upsert, W watermark_filter. Tasks added to the corpus later are covered by the parse test
-# below until their expectations are written here.
-CODES = {"A": "anti_join", "D": "batch_dedup", "H": "history_table", "R": "full_recompute",
-         "S": "select_star", "T": "transaction", "U": "upsert", "W": "watermark_filter"}
-
-EXPECTED: dict[str, str] = {
-    "account_balances/gold": "A D H T U",
-    "account_balances/negatives/counters_without_transaction": "A D H U",
-    "account_balances/negatives/high_water_mark": "A D H T U W",
-    "account_balances/negatives/no_dedup": "U",
-    "ad_click_attribution/gold": "D H U",
-    "ad_click_attribution/negatives/attribute_on_arrival": "A D H U",
-    "ad_click_attribution/negatives/clicks_no_dedup": "D H R S U",
-    "ad_clicks_clean/gold": "D H U",
-    "ad_clicks_clean/negatives/newer_clicks_only": "D H S U W",
-    "ad_clicks_clean/negatives/plain_append": "H",
-    "badge_swipes_enriched/gold": "H R",
-    "badge_swipes_enriched/negatives/high_water_mark": "H R W",
-    "badge_swipes_enriched/negatives/no_dedup": "H R",
-    "campaign_daily_delivery/gold": "A D H R T U",
-    "campaign_daily_delivery/negatives/counters_without_transaction": "A D H R U",
-    "campaign_daily_delivery/negatives/high_water_mark": "D H R U W",
-    "campaign_daily_delivery/negatives/no_dedup": "R U",
-    "campaign_settings_current/gold": "D R T U",
-    "campaign_settings_current/negatives/history_max_version": "H R",
-    "campaign_settings_current/negatives/last_arrival_wins": "A D H S U",
-    "campaign_settings_current/negatives/select_star_history": "A D H R S",
-    "campaign_unique_reach/gold": "A D H R S",
-    "campaign_unique_reach/negatives/high_water_mark": "A D H R S W",
-    "campaign_unique_reach/negatives/impressions_no_dedup": "H R S",
-    "carrier_weekly_on_time/gold": "D H U",
-    "carrier_weekly_on_time/negatives/lookback_one_week": "A D H U W",
-    "carrier_weekly_on_time/negatives/no_dedup": "H U",
-    "checkout_funnel_daily/gold": "D H S U",
-    "checkout_funnel_daily/negatives/events_no_dedup": "H S U",
-    "checkout_funnel_daily/negatives/high_water_mark": "D H R S U W",
-    "checkout_funnel_daily/negatives/select_star_history": "A D H R S",
-    "contact_profile_patches/gold": "H R S",
-    "contact_profile_patches/negatives/no_dedup": "H R",
-    "contact_profile_patches/negatives/patch_in_arrival_order": "A D H T U",
-    "customer_current_address/gold": "D R U",
-    "customer_current_address/negatives/history_max_version": "H R",
-    "customer_current_address/negatives/last_arrival_wins": "A D H U",
-    "customer_current_address/negatives/select_star_history": "A D H R S",
-    "daily_active_users/gold": "A D H R S",
-    "daily_active_users/negatives/events_no_dedup": "H R S",
-    "daily_active_users/negatives/new_users_on_arrival": "A D H R T U",
-    "device_last_reading/gold": "D H U",
-    "device_last_reading/negatives/history_no_dedup": "H U",
-    "device_last_reading/negatives/newest_in_batch_wins": "A D H T U",
-    "device_registry_current/gold": "D H U",
-    "device_registry_current/negatives/history_max_version": "H R",
-    "device_registry_current/negatives/last_arrival_wins": "A D H U",
-    "device_registry_current/negatives/select_star_history": "A D H R S",
-    "employee_department_scd2/gold": "H R S",
-    "employee_department_scd2/negatives/close_on_arrival": "A D H",
-    "employee_department_scd2/negatives/no_dedup": "H R",
-    "employee_directory/gold": "A D H T U",
-    "employee_directory/negatives/history_max_version": "H R",
-    "employee_directory/negatives/last_arrival_wins": "A D H U",
-    "employee_directory/negatives/no_transaction": "A D H U",
-    "inventory_on_hand/gold": "H R S",
-    "inventory_on_hand/negatives/no_dedup": "H R S",
-    "inventory_on_hand/negatives/stockout_on_arrival": "A D H S T U",
-    "invoice_lines_taxed/gold": "A D H T",
-    "invoice_lines_taxed/negatives/high_water_mark": "A D H W",
-    "invoice_lines_taxed/negatives/plain_append": "H",
-    "invoice_lines_taxed/negatives/select_star_raw": "A D H R S",
-    "ledger_running_balance/gold": "H R S",
-    "ledger_running_balance/negatives/balance_from_last_row": "A D H",
-    "ledger_running_balance/negatives/no_dedup": "H R",
-    "mrr_by_plan/gold": "D R U",
-    "mrr_by_plan/negatives/history_max_version": "H R",
-    "mrr_by_plan/negatives/last_arrival_wins": "A D H R U",
-    "mrr_by_plan/negatives/select_star_history": "A D H R S",
-    "order_status_current/gold": "A D H R",
-    "order_status_current/negatives/history_no_dedup": "H R",
-    "order_status_current/negatives/status_on_arrival": "A D H T U",
-    "parcel_latest_status/gold": "D U",
-    "parcel_latest_status/negatives/history_max_version": "H R",
-    "parcel_latest_status/negatives/last_arrival_wins": "A D H U",
-    "parcel_latest_status/negatives/select_star_history": "A D H R S",
-    "parcel_scan_intervals/gold": "D H U",
-    "parcel_scan_intervals/negatives/affected_from_new": "A D H S U",
-    "parcel_scan_intervals/negatives/history_no_dedup": "H U",
-    "parcel_scan_intervals/negatives/new_scans_only": "A D H S U",
-    "payment_captures/gold": "A D H",
-    "payment_captures/negatives/high_water_mark": "A D H W",
-    "payment_captures/negatives/plain_append": "H",
-    "payments_in_eur/gold": "H R S",
-    "payments_in_eur/negatives/convert_on_arrival": "A D H S U",
-    "payments_in_eur/negatives/payments_no_dedup": "D H R S U",
-    "product_catalog_price/gold": "D U",
-    "product_catalog_price/negatives/history_max_version": "H R",
-    "product_catalog_price/negatives/unguarded_upsert": "D U",
-    "product_events_with_plan/gold": "D H U",
-    "product_events_with_plan/negatives/events_no_dedup": "D H R S U",
-    "product_events_with_plan/negatives/plan_on_arrival": "A D H U",
-    "product_events_with_plan/negatives/select_star_events": "A D H R S",
-    "queue_daily_ticket_counts/gold": "D H U",
-    "queue_daily_ticket_counts/negatives/high_water_mark": "D H R U W",
-    "queue_daily_ticket_counts/negatives/no_dedup": "H U",
-    "queue_daily_ticket_counts/negatives/select_star_history": "A D H R S",
-    "sensor_hourly_stats/gold": "H R S",
-    "sensor_hourly_stats/negatives/high_water_mark": "H R S W",
-    "sensor_hourly_stats/negatives/no_dedup": "H R",
-    "sensor_readings_calibrated/gold": "H R S",
-    "sensor_readings_calibrated/negatives/high_water_mark": "H R S W",
-    "sensor_readings_calibrated/negatives/no_dedup": "H R",
-    "sensor_readings_calibrated/negatives/select_star_landing": "H R S",
-    "session_page_sequence/gold": "A D H R",
-    "session_page_sequence/negatives/continue_from_last": "A D H",
-    "session_page_sequence/negatives/history_no_dedup": "H R",
-    "store_daily_revenue/gold": "A D H T U",
-    "store_daily_revenue/negatives/max_watermark": "A D H R W",
-    "store_daily_revenue/negatives/no_dedup": "H R",
-    "subscription_current_plan/gold": "D U",
-    "subscription_current_plan/negatives/history_max_version": "H R",
-    "subscription_current_plan/negatives/last_arrival_wins": "A D H U",
-    "support_messages_clean/gold": "A D H",
-    "support_messages_clean/negatives/high_water_mark": "A D H W",
-    "support_messages_clean/negatives/plain_append": "H",
-    "support_messages_clean/negatives/select_star_raw": "A D H R S",
-    "ticket_current_state/gold": "D R U",
-    "ticket_current_state/negatives/history_max_version": "H R",
-    "ticket_current_state/negatives/last_arrival_wins": "A D H U",
-    "ticket_current_state/negatives/select_star_history": "A D H R S",
-    "ticket_sla_status/gold": "D H U",
-    "ticket_sla_status/negatives/fold_on_arrival": "A D H R T U",
-    "ticket_sla_status/negatives/history_no_dedup": "H U",
-    "top_products_per_category/gold": "H R S",
-    "top_products_per_category/negatives/high_water_mark": "H R S W",
-    "top_products_per_category/negatives/no_dedup": "H R S",
-    "web_page_views/gold": "A D H",
-    "web_page_views/negatives/high_water_mark": "A D H W",
-    "web_page_views/negatives/plain_append": "H",
-    "web_page_views/negatives/raw_select_star": "A D H R S",
-    "web_sessions/gold": "H R S",
-    "web_sessions/negatives/high_water_mark": "H R S W",
-    "web_sessions/negatives/no_dedup": "H R S",
-    "weekly_hours_by_department/gold": "D R U",
-    "weekly_hours_by_department/negatives/history_max_version": "H R",
-    "weekly_hours_by_department/negatives/last_arrival_wins": "A D H R U",
-    "weekly_hours_by_department/negatives/select_star_history": "A D H R S",
-}
+LABELLED = Path(__file__).parent / "idioms"
 
 
-def _scripts() -> list[tuple[str, str]]:
-    out = []
-    for task_id in builtin_ids():
-        spec = load_spec(task_id)
-        out.append((f"{task_id}/gold", spec.gold_sql))
-        out += [(f"{task_id}/negatives/{n.name}", n.sql) for n in spec.negatives]
-    return out
+@dataclass(frozen=True)
+class Case:
+    name: str
+    task: str | None
+    sql: str
+    tags: tuple[str, ...]
+
+    def spec(self) -> TaskSpec | None:
+        return load_spec(self.task) if self.task is not None else None
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_corpus_script_has_the_expected_tags(name: str) -> None:
-    path = BUILTIN_DIR / f"{name}.sql"
-    if not path.is_file():
-        pytest.skip(f"{name} is no longer in the corpus")
-    want = sorted(CODES[code] for code in EXPECTED[name].split())
-    assert signature(path.read_text(encoding="utf-8")) == want
+def labelled() -> list[Case]:
+    """tests/idioms/corpus.yaml (a path under the built-in tasks) and tricky.yaml (inline)."""
+    cases = []
+    for entry in yaml.safe_load((LABELLED / "corpus.yaml").read_text(encoding="utf-8")):
+        sql = (BUILTIN_DIR / entry["path"]).read_text(encoding="utf-8")
+        cases.append(Case(entry["path"], entry["task"], sql, tuple(entry["tags"])))
+    for entry in yaml.safe_load((LABELLED / "tricky.yaml").read_text(encoding="utf-8")):
+        cases.append(Case(entry["name"], entry["task"], entry["sql"], tuple(entry["tags"])))
+    return cases
+
+
+@dataclass(frozen=True)
+class Score:
+    per_tag: dict[str, float]  # share of scripts whose presence or absence of the tag is right
+    exact: float  # share of scripts with exactly the expected tags
+    mismatches: list[str]
+
+
+def score(cases: list[Case]) -> Score:
+    got = {case.name: signature(case.sql, case.spec()) for case in cases}
+    per_tag = {tag: sum((tag in got[c.name]) == (tag in c.tags) for c in cases) / len(cases)
+               for tag in TAGS}
+    mismatches = [f"{c.name} ({c.task}): expected {sorted(c.tags)}, got {got[c.name]}"
+                  for c in cases if got[c.name] != sorted(c.tags)]
+    return Score(per_tag, 1 - len(mismatches) / len(cases), mismatches)
+
+
+def test_the_labelled_set_is_large_and_uses_every_tag() -> None:
+    cases = labelled()
+    assert len(cases) >= 60 and len({c.name for c in cases}) == len(cases)
+    assert {t for c in cases for t in c.tags} == set(TAGS)
+    for case in cases:
+        assert list(case.tags) == sorted(set(case.tags)) and set(case.tags) <= set(TAGS), case
+
+
+def test_the_labelled_set_holds_every_gold_and_negative_of_the_corpus() -> None:
+    want = {f"{t}/gold.sql" for t in builtin_ids()} | {
+        f"{t}/negatives/{n.name}.sql" for t in builtin_ids() for n in load_spec(t).negatives}
+    assert {c.name for c in labelled() if c.name.endswith(".sql")} == want
+
+
+def test_every_script_of_the_labelled_set_gets_its_tags() -> None:
+    result = score(labelled())
+    accuracy = ", ".join(f"{tag} {share:.1%}" for tag, share in result.per_tag.items())
+    assert result.mismatches == [], (
+        f"exact {result.exact:.1%}; per tag: {accuracy}\n" + "\n".join(result.mismatches))
+
+
+def test_the_score_counts_each_wrong_tag() -> None:
+    case = Case("x", "account_balances",
+                "INSERT INTO log SELECT DISTINCT account_id FROM incoming.postings", ("upsert",))
+    result = score([case])
+    assert result.exact == 0 and result.per_tag["upsert"] == 0
+    assert result.per_tag["batch_dedup"] == 1  # rightly absent
+    assert result.mismatches == ["x (account_balances): expected ['upsert'], got []"]
 
 
 def test_every_gold_and_negative_of_the_corpus_parses() -> None:
-    scripts = _scripts()
-    assert len(scripts) >= len(EXPECTED) - 5
-    unparsed = [name for name, sql in scripts if "unparsed" in signature(sql)]
+    unparsed = [c.name for c in labelled() if c.name.endswith(".sql") and
+                "unparsed" in signature(c.sql, c.spec())]
     assert unparsed == []
 
 
-def test_the_expectations_cover_the_whole_known_vocabulary() -> None:
-    seen = {CODES[c] for codes in EXPECTED.values() for c in codes.split()}
-    assert seen == set(TAGS) - {"unparsed"}
+def test_a_task_only_takes_tags_away() -> None:
+    # the record-key conditions hold for any batch column without a task, so a task can only
+    # withhold a tag, never add one
+    for case in labelled():
+        if case.task is not None:
+            assert set(signature(case.sql, case.spec())) <= set(signature(case.sql)), case.name
 
 
-# -- each tag, on small scripts -----------------------------------------------------------------
+def test_a_task_sharpens_what_a_loose_reading_accepts() -> None:
+    spec = load_spec("account_balances")
+    sql = "INSERT OR IGNORE INTO accounts SELECT DISTINCT account_id FROM incoming.postings"
+    assert signature(sql) == ["batch_dedup", "history_table", "upsert"]
+    assert signature(sql, spec) == ["upsert"]
+
+
+# -- each tag, on small scripts read without a task ------------------------------------------
 
 HAS: dict[str, list[str]] = {
     "history_table": [
@@ -326,7 +243,8 @@ def test_a_script_without_the_idiom_does_not(tag: str, sql: str) -> None:
 
 
 def test_tags_are_sorted_and_known() -> None:
-    tags = signature(load_spec("store_daily_revenue").gold_sql)
+    spec = load_spec("store_daily_revenue")
+    tags = signature(spec.gold_sql, spec)
     assert tags == sorted(tags) and set(tags) <= set(TAGS)
     assert tags == ["anti_join", "batch_dedup", "history_table", "transaction", "upsert"]
 
@@ -347,13 +265,30 @@ def test_cte_names_do_not_leak_into_later_statements() -> None:
     assert "full_recompute" in signature(sql)
 
 
+def test_one_connection_splits_every_script(monkeypatch: pytest.MonkeyPatch) -> None:
+    opened = []
+    connect = idioms.duckdb.connect
+
+    def counting(*args: object, **kwargs: object) -> object:
+        opened.append(args)
+        return connect(*args, **kwargs)  # type: ignore[arg-type]
+
+    idioms._splitter.cache_clear()
+    monkeypatch.setattr(idioms.duckdb, "connect", counting)
+    spec = load_spec("store_daily_revenue")
+    for script in (spec.gold_sql, *(n.sql for n in spec.negatives), "SELECT 1; SELECT 2"):
+        signature(script, spec)
+    assert len(opened) == 1
+    idioms._splitter.cache_clear()  # the next test gets an unpatched connection
+
+
 def test_idioms_command_prints_the_tags(tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     script = tmp_path / "p.sql"
     script.write_text(load_spec("web_page_views").gold_sql, encoding="utf-8")
-    main(["idioms", str(script), "--json"])
+    main(["idioms", str(script), "--task", "web_page_views", "--json"])
     assert json.loads(capsys.readouterr().out) == ["anti_join", "batch_dedup", "history_table"]
-    main(["idioms", str(script)])
+    main(["idioms", str(script), "--task", "web_page_views"])
     assert capsys.readouterr().out.splitlines() == ["anti_join", "batch_dedup", "history_table"]
     script.write_text("SELECT 1;\n", encoding="utf-8")
     main(["idioms", str(script)])
@@ -362,3 +297,19 @@ def test_idioms_command_prints_the_tags(tmp_path: Path,
         main(["idioms", str(tmp_path / "absent.sql")])
     assert missing.value.code == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_idioms_command_judges_against_the_task(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "p.sql"
+    script.write_text("INSERT INTO accounts SELECT DISTINCT account_id FROM incoming.postings;\n",
+                      encoding="utf-8")
+    main(["idioms", str(script), "--json"])  # without a task: any batch column is a key
+    assert json.loads(capsys.readouterr().out) == ["batch_dedup", "history_table"]
+    main(["idioms", str(script), "--task", "account_balances", "--json"])
+    assert json.loads(capsys.readouterr().out) == []
+    with pytest.raises(SystemExit) as unknown:
+        main(["idioms", str(script), "--task", "no_such_task"])
+    assert unknown.value.code == 2
+    err = capsys.readouterr().err
+    assert "unknown task 'no_such_task'" in err and len(err.strip().splitlines()) == 1

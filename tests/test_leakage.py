@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from arrivalbench.agent.leakage import ALLOWED, VOCABULARY, scan
-from arrivalbench.agent.prompts import CONTRACT, build
+from arrivalbench import leakage
+from arrivalbench.leakage import VOCABULARY, scan
+from arrivalbench.prompts import CONTRACT
 from arrivalbench.task import builtin_ids, load_spec
 
 # One phrase per concept of the issue, in the spellings and inflections people write.
@@ -71,16 +72,16 @@ def test_overlapping_matches_report_the_longest_once() -> None:
     assert len(leaks) == 1
 
 
-def test_the_contract_is_allowed_word_for_word_and_nothing_more() -> None:
-    for phrase in ALLOWED:
-        assert phrase in CONTRACT
+def test_the_scan_has_no_exceptions() -> None:
     assert scan(CONTRACT) == []
-    assert [leak.word for leak in scan("a crash of the pipeline; one replay")] == \
-        ["crash", "replay"]
+    assert not hasattr(leakage, "ALLOWED")
+    # the contract's former wording is caught like any other text
+    old = "One database persists across all runs of one replay. Never a crash of the harness."
+    assert [leak.word for leak in scan(old)] == ["replay", "crash"]
 
 
 @pytest.mark.parametrize("task_id", builtin_ids())
-def test_builtin_tickets_and_prompts_are_clean(task_id: str) -> None:
+def test_builtin_titles_and_tickets_are_clean(task_id: str) -> None:
     spec = load_spec(task_id)
-    for text in (spec.title, spec.ticket, build(spec, "unhinted")):
+    for text in (spec.title, spec.ticket):
         assert scan(text) == [], [leak.describe() for leak in scan(text)]

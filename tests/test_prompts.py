@@ -1,4 +1,4 @@
-"""Prompts (DESIGN §7): what each variant says, and what the unhinted one never says."""
+"""Prompts: what each variant says, and what the unhinted one never says."""
 
 from __future__ import annotations
 
@@ -7,19 +7,24 @@ from pathlib import Path
 
 import pytest
 
-from arrivalbench.agent import leakage
-from arrivalbench.agent.prompts import CONTRACT, HAZARD_HINTS, VARIANTS, build
+from arrivalbench import leakage
 from arrivalbench.cli import main
 from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.prompts import CONTRACT, HAZARD_HINTS, VARIANTS, build
 from arrivalbench.task import HAZARDS, TaskSpec, builtin_ids, load_spec
 
-DESIGN = Path(__file__).resolve().parents[2] / "shared" / "DESIGN.md"
+README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 @pytest.mark.parametrize("task_id", builtin_ids())
 def test_every_unhinted_prompt_of_the_corpus_passes_the_leakage_scan(task_id: str) -> None:
-    prompt = build(load_spec(task_id), "unhinted")
+    spec = load_spec(task_id)
+    prompt = build(spec, "unhinted")
     assert leakage.scan(prompt) == [], [leak.describe() for leak in leakage.scan(prompt)]
+    # the whole prompt is scanned, contract included: one hazard word anywhere in it is found
+    for part in (spec.ticket, CONTRACT):
+        salted = prompt.replace(part, part + " Expect a replay.", 1)
+        assert [leak.word for leak in leakage.scan(salted)] == ["replay"], part[:40]
 
 
 def test_the_scan_is_not_vacuous_on_the_hinted_variant() -> None:
@@ -31,12 +36,11 @@ def test_the_scan_is_not_vacuous_on_the_hinted_variant() -> None:
 def test_the_contract_is_quoted_word_for_word() -> None:
     for variant in VARIANTS:
         assert CONTRACT in build(load_spec("web_page_views"), variant)
-    if not DESIGN.is_file():
-        pytest.skip(f"{DESIGN} is not beside the repository")
-    section = DESIGN.read_text(encoding="utf-8").split("## 2. The execution contract")[1]
-    section = section.split("\n## ")[0]
-    numbered = "\n".join(line for line in section.splitlines() if re.match(r"^\d\. ", line))
-    assert numbered == CONTRACT
+    # ...and as the README states it (its numbered points, wrapped lines joined)
+    section = README.read_text(encoding="utf-8").split("## The execution contract\n")[1]
+    section = section.split("\n## ")[0].split("\n\n")[1]
+    points = re.sub(r"\n {3}", " ", section)
+    assert points == CONTRACT
 
 
 def _check_schemas(spec: TaskSpec, prompt: str) -> None:
@@ -109,4 +113,5 @@ def test_show_prints_the_prompt_of_a_variant(capsys: pytest.CaptureFixture[str])
     with pytest.raises(SystemExit) as bad:
         main(["show", "store_daily_revenue", "--prompt", "chatty"])
     assert bad.value.code == 2
-    assert "unknown prompt variant 'chatty'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "'chatty' is not one of 'unhinted', 'hazard_hint', 'architecture'" in err

@@ -62,7 +62,7 @@ def test_regrade_reports_each_mismatch_with_key_and_both_verdicts(
     assert f"schedule trickle seed 0 artifact {artifact} duckdb " in lines[0]
     assert lines[1] == "  stored:  " + record.replace('"PASS"', '"FAIL"')
     assert lines[2] == "  regrade: " + record
-    assert lines[-1].endswith(": 1 mismatches")
+    assert lines[-1].endswith(": 1 mismatch")
 
 
 def test_sample_is_deterministic_and_of_the_size_asked(results: Path) -> None:

@@ -48,6 +48,7 @@ import pytest
 
 from arrivalbench import report
 from arrivalbench.store import DDL, SCHEMA_VERSION
+from arrivalbench.task import HAZARDS
 from arrivalbench.values import canonical_json, digest
 
 GOLDEN = Path(__file__).parent / "golden" / "report"
@@ -150,6 +151,13 @@ def build_golden(path: Path) -> Path:
 # -- the hand-derived metrics --------------------------------------------------------------------
 
 NONE = (None, None, None, 0)
+
+
+def row(task: str, replicate: int, snapshot: str | None, in_order: str | None,
+        trickle: str | None, cls: str, **hazards: str) -> dict[str, Any]:
+    """A cell of a small arm's table: verdict letters per seed, None where there is none."""
+    return {"task": task, "replicate": replicate, "snapshot": snapshot, "in_order": in_order,
+            "trickle": trickle, "hazards": {h: hazards.get(h) for h in HAZARDS}, "class": cls}
 T = 2 / 3  # rounded to 6 decimals below
 
 
@@ -179,10 +187,22 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "composition": {"late_arrival": (1.0, 0.0, 0.0, 1), "out_of_order": (1.0, 0.0, 0.0, 1),
                         "duplicates": (0.5, 0.5, 0.0, 1), "crash_retry": (0.5, 0.0, 0.5, 1),
                         "backfill": (None, None, None, 0), "schema_evolution": (1.0, 0, 0, 1)},
+        # hazard means late 1 (t1), out_of_order 1 (t2), duplicates 0 (t1), crash_retry 0 (t2)
+        "weakest_link": {"ordering": m(1.0, n=2), "idempotency": m(0.0, n=2),
+                         "ordering_minus_idempotency": m(1.0, n=2)},
+        # per task: t1 late 1 - dup 0 = 1, t2 out_of_order 1 - crash_retry 0 = 1, t3 neither
+        "paired": {"median": m(1.0, n=2), "mean": m(1.0, n=2), "ordering_better": 2,
+                   "idempotency_better": 0, "ties": 0},
         "cells": {"total": 3, "gradeable": 3, "no_artifact": 0, "ungraded": 0,
                   "snapshot_pass": 2, "eligible": 2, "first_turn": 0, "repaired": 0,
                   "with_batch_dedup": 0, "without_batch_dedup": 0, "tasks": 3,
                   "no_artifact_reasons": {}},
+        "per_task": [  # three tasks < 10: listed cell by cell
+            row("t1", 0, "P", "PP", "PP", "silent", late_arrival="PP", duplicates="PF"),
+            row("t2", 0, "P", "PP", "PF", "crash", out_of_order="PP", crash_retry="EP",
+                schema_evolution="PP"),
+            row("t3", 0, "F", "PP", "PP", "snapshot FAIL", duplicates="FF", backfill="PP"),
+        ],
     },
     "m:unhinted": {
         "gradeable": m(5 / 6, 0.5, 1.0, n=3),        # t1 2/2, t2 1/2, t3 2/2 -> 2.5/3
@@ -215,10 +235,29 @@ EXPECTED: dict[str, dict[str, Any]] = {
         },
         "batch_dedup": {"with": {"silent": m(0.0), "crash": m(0.0)},     # b1 (b5 snapshot F)
                         "without": {"silent": m(1.0), "crash": m(0.0)}},  # b2
+        # hazard means late 1 (t1), out_of_order 0 (t2), duplicates 0.5 (t1), crash_retry 1
+        # (t2). Resamples: both tasks min(1, 0) = 0 and min(0.5, 1) = 0.5; t1 only 1 and 0.5;
+        # t2 only 0 and 1 (each 7/27)
+        "weakest_link": {"ordering": m(0.0, 0.0, 1.0, n=2),
+                         "idempotency": m(0.5, 0.5, 1.0, n=2),
+                         "ordering_minus_idempotency": m(-0.5, -1.0, 0.5, n=2)},
+        # per task: t1 late 1 - dup 0.5 = 0.5, t2 out_of_order 0 - crash_retry 1 = -1; the
+        # median of two is their mean; t1 only gives 0.5, t2 only -1
+        "paired": {"median": m(-0.25, -1.0, 0.5, n=2), "mean": m(-0.25, -1.0, 0.5, n=2),
+                   "ordering_better": 1, "idempotency_better": 1, "ties": 0},
         "cells": {"total": 6, "gradeable": 5, "no_artifact": 1, "ungraded": 1,
                   "snapshot_pass": 3, "eligible": 3, "first_turn": 2, "repaired": 1,
                   "with_batch_dedup": 1, "without_batch_dedup": 1, "tasks": 3,
                   "no_artifact_reasons": {"no SQL in the reply": 1}},
+        "per_task": [
+            row("t1", 0, "P", "PP", "PP", "pass", late_arrival="PP", duplicates="PP"),
+            row("t1", 1, "P", "PP", "PP", "silent", late_arrival="PP", duplicates="FP"),
+            row("t2", 0, None, None, None, "no script"),
+            row("t2", 1, "P", "PP", "PP", "silent+crash", out_of_order="FF", crash_retry="PP",
+                schema_evolution="EE"),
+            row("t3", 0, None, None, None, "ungraded"),
+            row("t3", 1, "F", "PP", "PP", "snapshot FAIL", duplicates="PP", backfill="FF"),
+        ],
         # replicate 0: b1, (no artifact), b4 (ungraded); replicate 1: b2, b3, b5
         "spread": {
             "gradeable": ([T, 1.0], 0.235702),       # r0: t1 1, t2 0, t3 1
@@ -250,6 +289,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "idempotency": m(0.5),                       # duplicates: n1 1, n2 0
         "ordering_minus_idempotency": m(0.0),
         "schema_evolution": NONE,
+        "weakest_link": {"ordering": m(0.5), "idempotency": m(0.5),  # one hazard per group
+                         "ordering_minus_idempotency": m(0.0)},
+        "paired": {"median": m(0.0), "mean": m(0.0), "ordering_better": 0,
+                   "idempotency_better": 0, "ties": 1},  # t1: late 0.5 - dup 0.5
         "hazards": {"late_arrival": m(0.5), "out_of_order": NONE, "duplicates": m(0.5),
                     "crash_retry": NONE, "backfill": NONE, "schema_evolution": NONE},
         "composition": {"late_arrival": (0.75, 0.25, 0.0, 1), "out_of_order": (None,) * 3 + (0,),
@@ -259,6 +302,10 @@ EXPECTED: dict[str, dict[str, Any]] = {
                   "snapshot_pass": 2, "eligible": 2, "first_turn": 0, "repaired": 0,
                   "with_batch_dedup": 0, "without_batch_dedup": 0, "tasks": 1,
                   "no_artifact_reasons": {}},
+        "per_task": [
+            row("t1", 0, "P", None, None, "silent", late_arrival="FP", duplicates="PP"),
+            row("t1", 1, "P", None, None, "crash", late_arrival="PP", duplicates="PE"),
+        ],
         # no "spread": the replicates of `negatives` are distinct controls, not replications
     },
 }
@@ -297,7 +344,12 @@ def expected_arm(arm: str) -> dict[str, Any]:
         elif key == "batch_dedup":
             out[key] = {side: {k: as_metric(v) for k, v in kinds.items()}
                         for side, kinds in value.items()}
-        elif key == "cells":
+        elif key == "weakest_link":
+            out[key] = {k: as_metric(v) for k, v in value.items()}
+        elif key == "paired":
+            out[key] = {k: as_metric(v) if isinstance(v, tuple) else v
+                        for k, v in value.items()}
+        elif key in ("cells", "per_task"):
             out[key] = value
         elif key == "spread":
             out[key] = {name: spread_entry(*v) for name, v in value.items() if name != "hazards"}
@@ -326,7 +378,8 @@ def test_every_metric_matches_the_hand_derivation(golden: tuple[Path, report.Wri
 
 def test_document_layout_seed_and_digest(golden: tuple[Path, report.Written]) -> None:
     doc = golden[1].doc
-    assert list(doc) == ["arms", "seed", "results_digest"]
+    assert list(doc) == ["arms", "no_scripts", "seed", "results_digest"]
+    assert doc["no_scripts"] == {}
     assert list(doc["arms"]) == ["alpha", "m:unhinted", "negatives"]  # type: ignore[call-overload]
     assert doc["seed"] == 0
     # the digest covers exactly the verdicts used: not the older version, not `chaos`
@@ -359,9 +412,9 @@ def test_metrics_json_snapshot(golden: tuple[Path, report.Written]) -> None:
 def test_csv_per_table(golden: tuple[Path, report.Written]) -> None:
     out = golden[1].out
     names = {p.name for p in out.glob("*.csv")}
-    assert names == {"summary.csv", "hazards.csv", "groups.csv", "composition.csv",
-                     "repair.csv", "batch_dedup.csv", "spread.csv", "cells.csv",
-                     "no_artifact.csv"}
+    assert names == {"summary.csv", "hazards.csv", "groups.csv", "weakest_link.csv",
+                     "paired.csv", "composition.csv", "repair.csv", "batch_dedup.csv",
+                     "spread.csv", "cells.csv", "no_artifact.csv", "per_task.csv"}
     summary = (out / "summary.csv").read_text(encoding="utf-8").splitlines()
     assert summary[0].startswith("arm,tasks,cells,snapshot_pass,snapshot_pass_low,"
                                  "snapshot_pass_high,snapshot_pass_n,gap,")
@@ -382,8 +435,8 @@ def test_figures_written_and_linked(golden: tuple[Path, report.Written]) -> None
     for name in svgs:
         assert f"](figures/{name})" in md
     snapshot = (out / "figures" / "snapshot_vs_silent.svg").read_text(encoding="utf-8")
-    for arm in ("alpha", "m:unhinted", "negatives"):  # one labelled point per arm
-        assert f">{arm}<" in snapshot
+    for arm in ("alpha", "m:unhinted", "negatives"):  # one labelled point per arm, marked:
+        assert f">{arm}\u2020<" in snapshot  # its intervals rest on fewer than 10 tasks
     assert "<dc:date>" not in snapshot  # no timestamp in the metadata
 
 
@@ -414,9 +467,71 @@ def test_same_results_same_bytes_across_processes(golden: tuple[Path, report.Wri
         outs.append(out)
     first = sorted(p.relative_to(outs[0]) for p in outs[0].rglob("*") if p.is_file())
     second = sorted(p.relative_to(outs[1]) for p in outs[1].rglob("*") if p.is_file())
-    assert first == second and len(first) == 16  # 9 CSV, 4 SVG, json, md, html
+    assert first == second and len(first) == 19  # 12 CSV, 4 SVG, json, md, html
     for rel in first:
         assert (outs[0] / rel).read_bytes() == (outs[1] / rel).read_bytes(), rel
     # and the in-process report of the fixture is byte-identical too
     for rel in ("metrics.json", "report.md", "report.html"):
         assert (outs[0] / rel).read_bytes() == (golden[1].out / rel).read_bytes(), rel
+
+
+# -- --compare alpha m:unhinted, derived by hand -------------------------------------------------
+#
+# Common tasks t1, t2, t3. Each input is kept on the tasks where both arms define it, so a
+# simple rate's shift is the task mean of per-task differences; a resample of only one kind of
+# task has probability >= 1/27 > 2.5%, so the interval runs from the smallest to the largest
+# value a one-task resample gives (t1 only and t2 only: 7/27 each; t2 three times: 1/27).
+
+SHIFTS: dict[str, tuple[float, float, tuple[Any, ...]]] = {
+    # path: (alpha, m:unhinted, shift)
+    "gradeable": (1.0, 5 / 6, m(-1 / 6, -0.5, 0.0, n=3)),   # diffs t1 0, t2 -0.5, t3 0
+    "snapshot_pass": (T, T, m(0.0, n=3)),                    # both 1, 1, 0
+    "gap": (1.0, 0.75, m(-0.25, -0.5, 0.0, n=2)),             # diffs t1 -0.5, t2 0
+    "silent": (0.5, 0.75, m(0.25, -0.5, 1.0, n=2)),           # t1 1 -> 0.5, t2 0 -> 1
+    "crash": (0.5, 0.5, m(0.0, n=2)),                         # t1 0 and 0, t2 1 and 1
+    # late t1 1 | 1, out_of_order t2 1 | 0: t1 only 1 - 1, t2 only 0 - 1
+    "ordering": (1.0, 0.5, m(-0.5, -1.0, 0.0, n=2)),
+    # duplicates t1 0 | 0.5, crash_retry t2 0 | 1: t1 only 0.5, t2 only 1
+    "idempotency": (0.0, 0.75, m(0.75, 0.5, 1.0, n=2)),
+    "gap_controls": (1.0, 0.5, m(-0.5, n=1)),                # a2 fails trickle: t1 only
+    "all_in": (1.0, 0.75, m(-0.25, -0.5, 0.0, n=2)),          # = gap
+    "weakest_link.ordering": (1.0, 0.0, m(-1.0, -1.0, 0.0, n=2)),  # min(1, 1) | min(1, 0)
+    # min(0, 0) | min(0.5, 1): t1 only 0 | 0.5, t2 only 0 | 1
+    "weakest_link.idempotency": (0.0, 0.5, m(0.5, 0.5, 1.0, n=2)),
+    # 1 - 0 | 0 - 0.5: t1 only 1 | 1 - 0.5, t2 only 1 | 0 - 1
+    "weakest_link.ordering_minus_idempotency": (1.0, -0.5, m(-1.5, -2.0, -0.5, n=2)),
+    # per task t1 1 | 0.5, t2 1 | -1: any resample's shift lies between -0.5 (t1s) and -2
+    "paired.median": (1.0, -0.25, m(-1.25, -2.0, -0.5, n=2)),
+    "paired.mean": (1.0, -0.25, m(-1.25, -2.0, -0.5, n=2)),
+    "hazards.out_of_order": (1.0, 0.0, m(-1.0, n=1)),
+    "hazards.duplicates": (0.0, 0.5, m(0.5, n=1)),
+    "composition.duplicates.FAIL": (0.5, 0.25, m(-0.25, n=1)),  # a1 PF | b1 PP, b2 FP
+}
+
+
+def test_compare_derived_by_hand(tmp_path: Path) -> None:
+    results = build_golden(tmp_path / "results.duckdb")
+    written = report.write(results, tmp_path / "out", compare=("alpha", "m:unhinted"))
+    doc: Any = written.doc
+    assert list(doc) == ["arms", "no_scripts", "comparison", "seed", "results_digest"]
+    c = doc["comparison"]
+    assert (c["a"], c["b"], c["tasks"]) == ("alpha", "m:unhinted", 3)
+    for path, (a, b, shift) in SHIFTS.items():
+        node = c["metrics"]
+        for key in path.split("."):
+            node = node[key]
+        assert node == {"a": r6(a), "b": r6(b), "shift": as_metric(shift)}, path
+    # alpha has no repair turns and no idiom tags: those metrics are not compared
+    assert "repair" not in c["metrics"] and "batch_dedup" not in c["metrics"]
+    # cells matched on (task, replicate 0); replicate 1 exists only in m:unhinted
+    assert c["cells"] == {"compared": 3, "only_a": 0, "only_b": 3, "changed": [
+        {"task": "t1", "replicate": 0, "a": "silent", "b": "pass"},        # a1 dup F | b1
+        {"task": "t2", "replicate": 0, "a": "crash", "b": "no script"},    # a2 | no reply
+        {"task": "t3", "replicate": 0, "a": "snapshot FAIL", "b": "ungraded"}]}  # a3 | b4
+    # the arms' own metrics do not change with a comparison
+    assert doc["arms"]["alpha"] == expected_arm("alpha")
+    names = {p.name for p in written.out.glob("*.csv")}
+    assert {"comparison.csv", "changed_cells.csv"} <= names
+    md = (written.out / "report.md").read_text(encoding="utf-8")
+    assert "## Comparison: m:unhinted against alpha" in md
+    assert "| t2 | 0 | crash | no script |" in md

@@ -20,10 +20,13 @@ from arrivalbench.report.metrics import (
     mean_of,
     newest_verdicts,
     per_task,
+    point_values,
     rates,
     repair_class,
     spread,
     task_mean,
+    task_median,
+    task_min,
 )
 
 NAN = float("nan")
@@ -205,3 +208,70 @@ def test_spread_only_for_replicated_arms() -> None:
     assert got is not None
     assert got["gap"] == {"replicates": [0, 1], "values": [0.0, 1.0], "min": 0.0, "max": 1.0,
                           "sd": 0.707107}
+
+
+# -- weakest link and paired differences ---------------------------------------------------------
+
+
+def simulated_arm(rng: np.random.Generator, tasks: int, rate: float) -> list[CellFacts]:
+    """Every cell passes each hazard with the same true probability `rate`. Each task declares
+    both ordering hazards but only `duplicates` of the idempotency group, so the ordering
+    group's weakest link is a minimum over two hazards and idempotency's over one."""
+    facts = []
+    for t in range(tasks):
+        for r in range(3):
+            verdicts = {h: "P" if rng.random() < rate else "F"
+                        for h in ("late_arrival", "out_of_order", "duplicates")}
+            facts.append(cell(f"t{t:02}", r, **verdicts))
+    return facts
+
+
+def test_weakest_link_is_biased_where_the_group_mean_is_not() -> None:
+    """Both groups have the same true pass rate (0.7). Over many simulated arms the group-mean
+    difference averages about zero, while the weakest-link difference leans against the group
+    with more hazards: the minimum of two noisy estimates falls below the true rate."""
+    rng = np.random.Generator(np.random.PCG64(20261130))
+    groups, weakest = [], []
+    for _ in range(300):
+        facts = simulated_arm(rng, tasks=8, rate=0.7)
+        values = point_values(facts)
+        groups.append(values[("ordering_minus_idempotency",)])
+        weakest.append(values[("weakest_link", "ordering_minus_idempotency")])
+    group_mean, weakest_mean = float(np.mean(groups)), float(np.mean(weakest))
+    standard_error = float(np.std(groups, ddof=1)) / math.sqrt(len(groups))
+    assert abs(group_mean) < 3 * standard_error  # unbiased: within noise of zero
+    # E[min of two] - p: for 8 tasks x 3 cells the per-hazard rate has sd ~0.094, and the
+    # expected minimum of two such falls ~0.053 below p
+    assert weakest_mean < -0.035
+    assert weakest_mean < group_mean - 0.03
+
+
+def test_weakest_link_is_the_smallest_hazard_mean() -> None:
+    facts = [cell("a", late_arrival="P", out_of_order="F", duplicates="P"),
+             cell("b", late_arrival="P", crash_retry="F")]
+    doc = arm_metrics("x", facts, seed=0)
+    # late 1, out_of_order 0 (a), duplicates 1 (a), crash_retry 0 (b)
+    assert doc["weakest_link"]["ordering"]["value"] == 0.0
+    assert doc["weakest_link"]["idempotency"]["value"] == 0.0
+    assert doc["ordering"]["value"] == 0.5 and doc["idempotency"]["value"] == 0.5
+
+
+def test_paired_differences_per_task() -> None:
+    facts = [cell("a", late_arrival="P", duplicates="F"),   # 1 - 0 = 1
+             cell("b", out_of_order="F", crash_retry="P"),  # 0 - 1 = -1
+             cell("c", late_arrival="P", duplicates="P"),   # 0
+             cell("d", late_arrival="P", out_of_order="F", duplicates="F"),  # 0.5 - 0 = 0.5
+             cell("e", late_arrival="P")]                   # no idempotency: left out
+    doc = arm_metrics("x", facts, seed=0)
+    paired = doc["paired"]
+    assert (paired["ordering_better"], paired["idempotency_better"], paired["ties"]) == (2, 1, 1)
+    assert paired["median"]["value"] == 0.25 and paired["median"]["n"] == 4
+    assert paired["mean"]["value"] == 0.125
+
+
+def test_task_median_and_min_ignore_undefined_tasks() -> None:
+    assert task_median(np.array([1.0, NAN, 0.0, 0.5])) == 0.5
+    assert math.isnan(task_median(np.array([NAN, NAN])))
+    assert task_median(np.array([[1.0, NAN], [NAN, NAN]])).tolist()[0] == 1.0
+    assert task_min(np.array([0.5, NAN, 0.25])) == 0.25
+    assert math.isnan(task_min(np.array([NAN])))

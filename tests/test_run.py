@@ -289,6 +289,6 @@ def test_progress_bar_renders_rate_and_counts() -> None:
             advance(verdict)
             time.sleep(0.05)
     final = buffer.getvalue()  # the last refresh happens when the bar stops
-    assert "grading (7 already graded)" in final
-    assert "PASS 2" in final and "FAIL 1" in final and "replays/s" in final
+    assert "grading: 7 replays already graded, 3 to go" in final
+    assert "PASS 2" in final and "FAIL 1" in final and "/s" in final
     assert "ETA" in final

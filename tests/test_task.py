@@ -195,8 +195,11 @@ def test_duplicate_record_keys_in_the_log(tmp_path: Path) -> None:
 
 
 def test_unknown_task_reference(tmp_path: Path) -> None:
-    with pytest.raises(TaskError, match=r"unknown task 'no_such_task'.*store_daily_revenue"):
+    with pytest.raises(TaskError, match=r"unknown task 'no_such_task': give a built-in id \(list "
+                                        r"them with 'arrivalbench tasks'\) or a task folder$"):
         load_spec("no_such_task")
+    with pytest.raises(TaskError, match=r"did you mean store_daily_revenue"):
+        load_spec("store_daily_revenu")
     with pytest.raises(TaskError, match=r"no task\.yaml in this folder"):
         load_spec(tmp_path)
 

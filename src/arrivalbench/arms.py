@@ -14,6 +14,7 @@ An arm only produces artifacts; `grid` stores and grades them.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,8 +24,10 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from arrivalbench.errors import ArrivalBenchError, TaskError
+from arrivalbench.idioms import signature
 from arrivalbench.task import BUILTIN_DIR, TaskSpec, builtin_ids
 from arrivalbench.values import JSON
+from arrivalbench.words import count
 
 BUILTIN_ARMS = ("gold", "negatives", "template")
 TEMPLATE_VERSION = 1
@@ -189,14 +192,16 @@ class Submissions:
     warnings: list[str]
 
 
-def submissions(folder: Path, specs: Sequence[TaskSpec], arm_name: str | None = None
-                ) -> Submissions:
+def submissions(folder: Path, specs: Sequence[TaskSpec], arm_name: str | None = None,
+                allow_unmatched: bool = False) -> Submissions:
     """The artifacts of a folder of submissions for the tasks `specs`.
 
-    `<task_id>.sql` is replicate 0, `<task_id>/<n>.sql` replicate n. A file for a task outside
-    `specs` but among the built-in ones is left out quietly (the run is restricted to other
-    tasks); every other file that cannot be used gives a one-line warning naming it and is
-    skipped. A folder with nothing usable is an error."""
+    `<task_id>.sql` is replicate 0, `<task_id>/<n>.sql` replicate n. A .sql file or a folder
+    whose name is no task id (a typo) is an error listing every such entry, unless
+    `allow_unmatched`: then each is a warning and left out. A file for a task outside `specs`
+    but among the built-in ones is left out quietly (the run is restricted to other tasks);
+    every other file that cannot be used gives a one-line warning naming it and is skipped. A
+    folder with nothing usable is an error."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ArrivalBenchError(f"--submissions {folder}: no such folder; give a folder of "
@@ -212,11 +217,18 @@ def submissions(folder: Path, specs: Sequence[TaskSpec], arm_name: str | None = 
     warnings: list[str] = []
     found: dict[tuple[str, int], Artifact] = {}
 
+    entries = sorted(e for e in folder.iterdir() if not e.name.startswith("."))
+    # A .sql file or a folder is meant as a submission; other files (a README) are not.
+    unmatched = [e for e in entries if (e.is_dir() and e.name not in known) or
+                 (e.is_file() and e.suffix == ".sql" and e.stem not in known)]
+    if unmatched:
+        names = [f"{e.name}/" if e.is_dir() else e.name for e in unmatched]
+        if not allow_unmatched:
+            raise ArrivalBenchError(_unmatched_message(folder, names, known))
+        warnings += [f"{folder / name}: names no task; left out (--allow-unmatched)"
+                     for name in names]
+
     def take(file: Path, task: str, replicate: int) -> None:
-        if task not in known:
-            warnings.append(f"{file}: no task {task!r} (tasks: {', '.join(sorted(known))}); "
-                            "skipped")
-            return
         if task not in by_id:
             return
         if (task, replicate) in found:
@@ -240,7 +252,7 @@ def submissions(folder: Path, specs: Sequence[TaskSpec], arm_name: str | None = 
         found[(task, replicate)] = Artifact(arm, by_id[task], replicate, sql,
                                             {"file": str(file.resolve())})
 
-    entries = sorted(e for e in folder.iterdir() if not e.name.startswith("."))
+    entries = [e for e in entries if e not in unmatched]
     for entry in entries:  # <task_id>.sql first: it is replicate 0 when <task_id>/0.sql is too
         if entry.is_file() and entry.suffix == ".sql":
             take(entry, entry.stem, 0)
@@ -263,20 +275,26 @@ def submissions(folder: Path, specs: Sequence[TaskSpec], arm_name: str | None = 
     return Submissions(arm, artifacts, warnings)
 
 
+def _unmatched_message(folder: Path, names: Sequence[str], known: set[str]) -> str:
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    hints = []
+    for name in names[:3]:
+        stem = name.rstrip("/").removesuffix(".sql")
+        close = difflib.get_close_matches(stem, sorted(known), n=1)
+        if close:
+            hints.append(f"{name} -> {close[0]}")
+    hint = f" (did you mean {'; '.join(hints)}?)" if hints else ""
+    return (f"--submissions {folder}: {count(len(names), 'entry', 'entries')} "
+            f"{'names' if len(names) == 1 else 'name'} no task: {shown}{hint}; name each "
+            "<task_id>.sql or <task_id>/<n>.sql (see 'arrivalbench tasks'), or pass "
+            "--allow-unmatched to grade the rest")
+
+
 # -- idiom signatures ------------------------------------------------------------------------
 
 
-def idioms(sql: str) -> list[str] | None:
-    """The idiom signature tags of a script (`arrivalbench.agent.idioms.signature`, imported
-    lazily), or None when that extractor is not installed or cannot read this script: tags
-    describe an artifact, they never stop one from being graded."""
-    try:
-        from arrivalbench.agent.idioms import signature  # type: ignore[import-not-found,unused-ignore]
-    except ModuleNotFoundError as exc:
-        if exc.name in ("arrivalbench.agent.idioms", "arrivalbench.agent"):
-            return None
-        raise
-    try:
-        return sorted(str(tag) for tag in signature(sql))
-    except Exception:  # a submission may be anything; its verdicts will say what it is
-        return None
+def idioms(sql: str, spec: TaskSpec) -> list[str]:
+    """The idiom signature tags of a script written for `spec`, judged against its record keys.
+    Tags describe an artifact and never stop one from being graded: a statement sqlglot cannot
+    read is tagged `unparsed`."""
+    return signature(sql, spec)

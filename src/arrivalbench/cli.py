@@ -2,23 +2,74 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
+from rich.text import Text
 
 from arrivalbench import __version__, render
 from arrivalbench.engine import Limits
 from arrivalbench.errors import ArrivalBenchError, ScriptError
 from arrivalbench.grading import DEFAULT_SEEDS, grade_all, plan
+from arrivalbench.prompts import DEFAULT_VARIANT, VARIANTS
 from arrivalbench.schedules import KINDS
+from arrivalbench.store import DEFAULT_RESULTS
+from arrivalbench.syntax import parse_problem
 from arrivalbench.task import builtin_ids, load_spec
 from arrivalbench.values import canonical_json
+from arrivalbench.words import count
 
-out = Console(highlight=False, soft_wrap=True)
+# Rich wraps at word boundaries to the terminal's width (80 columns when not a terminal and
+# COLUMNS is unset), so nothing is cut at a box edge when piped.
+out = Console(highlight=False)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+# -- options shared by several commands ----------------------------------------------------------
+# One spelling each. `--seed N` is always one seed; `--seeds N` always the count N of seeds
+# 0..N-1 (its metavar and help say so), never a list or a single seed.
+
+
+def results_option(help: str, dir_okay: bool = False) -> Callable[[F], F]:
+    """`dir_okay`: the command says itself that a folder is not a results file."""
+    return click.option("--results", type=click.Path(path_type=Path, dir_okay=dir_okay),
+                        default=DEFAULT_RESULTS, show_default=True, envvar="ARRIVALBENCH_RESULTS",
+                        show_envvar=True, help=help)
+
+
+def tasks_option(f: F) -> F:
+    return click.option("--task", "task_refs", multiple=True, metavar="TASK",
+                        help="A built-in task id or a task folder (repeatable). Default: every "
+                             "built-in task.")(f)
+
+
+def seeds_option(help: str = "Seeds 0..N-1 for each schedule but snapshot."
+                      ) -> Callable[[F], F]:
+    return click.option("--seeds", type=click.IntRange(min=1),
+                        default=DEFAULT_SEEDS, show_default=True, metavar="N", help=help)
+
+
+def workers_option(help: str = "Worker processes (Ray: CPUs). Default: the number of cores."
+                   ) -> Callable[[F], F]:
+    return click.option("--workers", type=click.IntRange(min=1), metavar="N", help=help)
+
+
+def executor_option(f: F) -> F:
+    return click.option("--executor", type=click.Choice(("local", "ray")), default="local",
+                        show_default=True, help="local processes, or Ray (the 'ray' extra).")(f)
+
+
+def command_line() -> str:
+    """The command line as typed, stored with a run."""
+    ctx = click.get_current_context(silent=True)
+    argv = ctx.find_root().obj.get("argv") if ctx is not None and ctx.find_root().obj else None
+    return shlex.join(argv if argv is not None else sys.argv)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -41,55 +92,178 @@ def tasks(as_json: bool) -> None:
 @app.command()
 @click.argument("task")
 @click.option("--schedule", type=click.Choice(KINDS), help="Print this schedule's batch plan.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
-@click.option("--prompt", "variant", help="Print only the prompt of this variant.")
-def show(task: str, schedule: str | None, seed: int, variant: str | None) -> None:
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="The seed of --schedule.")
+@click.option("--prompt", "variant", type=click.Choice(VARIANTS),
+              help="Print only the prompt of this variant, exactly as the model gets it.")
+@click.option("--json", "as_json", is_flag=True,
+              help="With --schedule: print the schedule as an explicit delivery plan (JSON), "
+                   "the format grade --plan reads.")
+def show(task: str, schedule: str | None, seed: int, variant: str | None, as_json: bool) -> None:
     """Show TASK (a built-in id or a folder): ticket, schemas, hazards and the agent's prompt."""
-    from arrivalbench.agent.prompts import build
+    from arrivalbench.prompts import build
 
     spec = load_spec(task)
+    if as_json and schedule is None:
+        raise ArrivalBenchError("--json prints a schedule's plan: give --schedule KIND too")
     if schedule is not None:
         from arrivalbench.grading import schedule as make_schedule
 
-        out.print(render.schedule_plan(spec, make_schedule(spec, schedule, seed)))
+        sched = make_schedule(spec, schedule, seed)
+        if as_json:
+            from arrivalbench.plans import document
+
+            click.echo(canonical_json(document(spec, sched)))
+            return
+        out.print(render.schedule_plan(spec, sched))
     elif variant is not None:
         click.echo(build(spec, variant))
     else:
         out.print(render.task_details(spec))
-        out.rule("prompt (unhinted)")
-        click.echo(build(spec, "unhinted"))
+        out.rule(f"prompt ({DEFAULT_VARIANT})")
+        out.print(render.prose(build(spec, DEFAULT_VARIANT)))
 
 
 @app.command()
 @click.argument("pipeline", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--task", "task", required=True, help="A built-in task id or a task folder.")
+@click.option("--task", "task", required=True, metavar="TASK",
+              help="A built-in task id or a task folder.")
 @click.option("--schedule", "kinds", multiple=True, type=click.Choice(KINDS),
               help="Grade only these schedules (repeatable). Default: snapshot, both controls "
                    "and every hazard the task declares.")
-@click.option("--seeds", type=click.IntRange(min=1), default=DEFAULT_SEEDS, show_default=True,
-              help="Seeds 0..N-1 for each schedule but snapshot.")
+@seeds_option()
 @click.option("--timeout", type=click.FloatRange(min=0.01), default=Limits.statement_seconds,
               show_default=True, help="Seconds one statement may run.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@click.option("--every-batch", is_flag=True,
+              help="Also compare the target after every completed run with the reference over "
+                   "the records delivered so far; the first divergent batch joins the detail.")
+@click.option("--plan", "plan_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Replay this explicit delivery plan (JSON, as show --json and explain "
+                   "write it) instead of generated schedules.")
 def grade(pipeline: Path, task: str, kinds: Sequence[str], seeds: int, timeout: float,
-          as_json: bool) -> None:
+          as_json: bool, every_batch: bool, plan_file: Path | None) -> None:
     """Grade PIPELINE.sql on TASK. Exit 0 if every verdict is PASS, 1 otherwise."""
     spec = load_spec(task)
     script = read_script(pipeline)
-    points = plan(spec, seeds, kinds)
     limits = Limits(statement_seconds=timeout)
     verdicts = []
-    with render.progress(len(points), enabled=not as_json) as advance:
-        for verdict, _outcome in grade_all(spec, script, points, limits):
-            verdicts.append(verdict)
-            advance(verdict.verdict)
-    if as_json:
-        click.echo(canonical_json(render.grade_document(spec, verdicts)))
+    differing: dict[str, object] | None = None
+    if plan_file is not None:
+        from arrivalbench.grading import grade_plan
+
+        if kinds:
+            raise ArrivalBenchError("--plan replays one plan: leave out --schedule")
+        verdicts.append(grade_plan(spec, script, plan_file, limits, every_batch))
     else:
+        points = plan(spec, seeds, kinds)
+        with render.progress(len(points), enabled=not as_json) as advance:
+            for verdict, outcome in grade_all(spec, script, points, limits, every_batch):
+                verdicts.append(verdict)
+                advance(verdict.verdict)
+                if verdict.schedule == "snapshot":
+                    from arrivalbench.grading import nondeterminism
+
+                    differing = nondeterminism(spec, script, outcome, limits)
+    document = render.grade_document(spec, verdicts)
+    if differing is not None:
+        document["nondeterministic"] = differing  # absent when deterministic: bytes unchanged
+    if as_json:
+        click.echo(canonical_json(document))
+    else:
+        problem = parse_problem(script)
+        if problem is not None:  # every replay is the same ERROR: say it once, with its place
+            out.print(Text(f"{pipeline} does not parse: {problem.describe()}; every replay "
+                           "is an ERROR", style=render.STYLE["ERROR"]))
         out.print(render.grade_table(spec, pipeline, verdicts))
-        for block in render.failure_details(verdicts):
+        for block in [] if problem is not None else render.failure_details(verdicts):
             out.print(block)
-    sys.exit(0 if all(v.verdict == "PASS" for v in verdicts) else 1)
+    if differing is not None:
+        click.echo("warning: nondeterministic: a second snapshot replay gave a different final "
+                   "table; these verdicts may not reproduce (random(), now(), LIMIT without a "
+                   "total order?)", err=True)
+    sys.exit(0 if all(v.verdict == "PASS" for v in verdicts) and differing is None else 1)
+
+
+# -- explain (one failure, made small) -----------------------------------------------------------
+
+
+@app.command("explain")
+@click.argument("pipeline", type=click.Path(path_type=Path, dir_okay=False), required=False)
+@click.option("--task", "task", help="A built-in task id or a task folder.")
+@click.option("--schedule", "kind", type=click.Choice(KINDS),
+              help="The schedule to explain. Default: the first failing one of a default grade.")
+@click.option("--seed", type=click.IntRange(min=0),
+              help="The seed to explain. Default: the first failing one, 0..4.")
+@click.option("--budget", type=click.IntRange(min=1), default=400, show_default=True,
+              help="Replays the shrinking may use.")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path),
+              help="Write a repro bundle here (a new or empty folder).")
+@click.option("--timeout", type=click.FloatRange(min=0.01), default=Limits.statement_seconds,
+              show_default=True, help="Seconds one statement may run.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@click.option("--results", type=click.Path(path_type=Path, dir_okay=False),
+              help="Instead of one PIPELINE: explain every failing cell of this results file "
+                   "and store the minimal plans in it (table minimal_plans).")
+@click.option("--arm", "arms", multiple=True, help="With --results: only this arm (repeatable).")
+def explain_command(pipeline: Path | None, task: str | None, kind: str | None, seed: int | None,
+                    budget: int, out_dir: Path | None, timeout: float, as_json: bool,
+                    results: Path | None, arms: Sequence[str]) -> None:
+    """Why PIPELINE fails on TASK: the first divergent batch, a minimal failing delivery plan,
+    its timeline and (with --out) a repro bundle. Exit 0 if it passes, 1 if it fails."""
+    from arrivalbench import explain as explaining
+    from arrivalbench.explain import bundle
+    from arrivalbench.explain.text import describe
+
+    if results is not None:
+        if pipeline is not None or task is not None or kind or seed is not None or out_dir:
+            raise ArrivalBenchError("--results explains stored cells: leave out PIPELINE, "
+                                    "--task, --schedule, --seed and --out")
+        explain_study(results, budget, arms, Limits(statement_seconds=timeout))
+        return
+    if pipeline is None or task is None:
+        raise ArrivalBenchError("give PIPELINE and --task TASK (or --results FILE)")
+    spec = load_spec(task)
+    script = read_script(pipeline)
+    if kind is not None:
+        explaining.check_schedule(spec, kind)
+    if out_dir is not None:
+        bundle.check_out(out_dir)
+    limits = Limits(statement_seconds=timeout)
+    picked = explaining.pick(spec, script, kind, seed, limits)
+    if picked is None:
+        where = f"{kind} " if kind else ""
+        message = (f"{pipeline} passes {where}{'seed ' + str(seed) if seed is not None else ''}"
+                   f" on {spec.id} with the every-batch check: nothing to explain").replace(
+                       "  ", " ")
+        if as_json:
+            click.echo(canonical_json({"task": spec.id, "verdict": "PASS", "message": message}))
+        else:
+            click.echo(message)
+        sys.exit(0)
+    kind, seed = picked
+    found = explaining.explain(spec, script, kind, seed, budget, limits)
+    repro = None
+    if out_dir is not None and found.shrunk is not None:
+        repro = bundle.write(out_dir, spec, script, found.shrunk.schedule,
+                             found.needs_every_batch)
+    doc = found.document(repro)
+    if as_json:
+        click.echo(canonical_json(doc))
+    else:
+        click.echo("\n".join(describe(doc)))
+    sys.exit(0 if found.verdict == "PASS" and found.nondeterministic is None else 1)
+
+
+def explain_study(results: Path, budget: int, arms: Sequence[str], limits: Limits) -> None:
+    from arrivalbench.explain.study import explain_results
+
+    summary = explain_results(results, budget, arms, limits,
+                              note=lambda m: click.echo(m, err=True))
+    click.echo(f"explained {summary.explained} failing artifacts ({summary.skipped} already "
+               f"explained) into {results}, table minimal_plans")
+    for name, cells in summary.shapes.items():
+        click.echo(f"{cells:6}  {name}")
 
 
 # -- gate (the corpus) ---------------------------------------------------------------------------
@@ -97,8 +271,7 @@ def grade(pipeline: Path, task: str, kinds: Sequence[str], seeds: int, timeout: 
 
 @app.command("gate")
 @click.argument("task_refs", metavar="[TASK]...", nargs=-1)
-@click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="Worker processes (default: the number of cores, at most 8).")
+@workers_option("Worker processes (default: the number of cores, at most 8).")
 def gate_command(task_refs: Sequence[str], workers: int | None) -> None:
     """The admissibility gate (DESIGN §6) on each TASK (a built-in id or a folder; default:
     every built-in task). Prints one line per failed check; exit 0 if all pass, 1 otherwise."""
@@ -122,49 +295,39 @@ def gate_command(task_refs: Sequence[str], workers: int | None) -> None:
 @click.option("--submissions", type=click.Path(path_type=Path, file_okay=False),
               help="A folder of scripts: <task_id>.sql, or <task_id>/<n>.sql for replicates.")
 @click.option("--arm-name", help="The arm name of --submissions (default: the folder's name).")
-@click.option("--task", "task_refs", multiple=True,
-              help="A built-in task id or a task folder (repeatable). Default: every built-in "
-                   "task.")
-@click.option("--seeds", type=click.IntRange(min=1), default=DEFAULT_SEEDS, show_default=True,
-              help="Seeds 0..N-1 for each schedule but snapshot.")
-@click.option("--results", type=click.Path(path_type=Path, dir_okay=False),
-              default=Path("results/arrivalbench.duckdb"), show_default=True,
-              help="The DuckDB results file; created if missing, added to if not.")
-@click.option("--workers", type=click.IntRange(min=1),
-              help="Worker processes (Ray: CPUs). Default: the number of cores.")
-@click.option("--executor", type=click.Choice(("local", "ray")), default="local",
-              show_default=True, help="local processes, or Ray (the 'ray' extra).")
+@click.option("--allow-unmatched", is_flag=True,
+              help="Grade --submissions even when some of its files name no task (they are "
+                   "listed and left out).")
+@tasks_option
+@seeds_option()
+@results_option("The DuckDB results file; created if missing, added to if not. A trial run "
+                "belongs in a file of its own.")
+@workers_option()
+@executor_option
+@click.option("--explain", "then_explain", is_flag=True,
+              help="Then store the minimal failing plan of every failing cell (as explain "
+                   "--results does).")
 def run_command(arm_names: Sequence[str], submissions: Path | None, arm_name: str | None,
-                task_refs: Sequence[str], seeds: int, results: Path, workers: int | None,
-                executor: str) -> None:
+                allow_unmatched: bool, task_refs: Sequence[str], seeds: int, results: Path,
+                workers: int | None, executor: str, then_explain: bool) -> None:
     """Grade arms into a results file: every cell on snapshot, both controls and each declared
     hazard for every seed. Replays already in the file are not graded again, so the same command
     resumes an interrupted run and more arms add to the file."""
-    import shlex
-
     from arrivalbench import grid
 
-    argv = ["arrivalbench", "run", *(x for a in arm_names for x in ("--arm", a))]
-    argv += ["--submissions", str(submissions)] if submissions is not None else []
-    argv += ["--arm-name", arm_name] if arm_name is not None else []
-    argv += [x for t in task_refs for x in ("--task", t)]
-    argv += ["--seeds", str(seeds), "--results", str(results), "--executor", executor]
-    argv += ["--workers", str(workers)] if workers is not None else []
     summary = grid.run(results, arm_names, submissions, arm_name, task_refs, seeds, workers,
-                       executor, command=shlex.join(argv))
-    out.print(grid.summary_table(summary))
+                       executor, command=command_line(), allow_unmatched=allow_unmatched)
+    out.print(grid.summary_table(summary, out.width))
+    if then_explain:
+        explain_study(results, 400, (), Limits())
 
 
 @app.command("regrade")
-@click.option("--results", type=click.Path(path_type=Path, dir_okay=False),
-              default=Path("results/arrivalbench.duckdb"), show_default=True,
-              help="The results file to check (opened read-only).")
-@click.option("--sample", type=click.IntRange(min=1),
+@results_option("The results file to check (opened read-only).")
+@click.option("--sample", type=click.IntRange(min=1), metavar="N",
               help="Re-run only N stored replays, drawn with a fixed seed.")
-@click.option("--workers", type=click.IntRange(min=1),
-              help="Worker processes (Ray: CPUs). Default: the number of cores.")
-@click.option("--executor", type=click.Choice(("local", "ray")), default="local",
-              show_default=True)
+@workers_option()
+@executor_option
 def regrade_command(results: Path, sample: int | None, workers: int | None,
                     executor: str) -> None:
     """Re-run stored replays and compare verdict bytes. Prints each mismatch with its key and
@@ -178,10 +341,12 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
                    f"artifact {artifact} duckdb {engine} arrivalbench {harness}")
         click.echo(f"  stored:  {m.stored}")
         click.echo(f"  regrade: {m.now}")
-    click.echo(f"regraded {report.checked} of {report.stored} stored replays in "
-               f"{report.seconds:.1f} s: {len(report.mismatches)} mismatches"
+    click.echo(f"regraded {report.checked} of {count(report.stored, 'stored replay')} in "
+               f"{report.seconds:.1f} s: {count(len(report.mismatches), 'mismatch', 'mismatches')}"
                + (f", {report.skipped} not reproducible here (see warnings)"
-                  if report.skipped else ""))
+                  if report.skipped else "")
+               + (f", {len(report.nondeterministic)} differences in artifacts marked "
+                  "nondeterministic (not counted)" if report.nondeterministic else ""))
     sys.exit(1 if report.mismatches else 0)
 
 
@@ -192,18 +357,13 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
 @click.option("--model", required=True,
               help="PROVIDER/MODEL as Inspect AI names it: openai/gpt-4o, "
                    "anthropic/claude-sonnet-4-0, openrouter/..., mockllm/model (offline).")
-@click.option("--prompt", "variant", type=click.Choice(("unhinted", "hazard_hint",
-                                                        "architecture")),
-              default="unhinted", show_default=True, help="The prompt variant.")
+@click.option("--prompt", "variant", type=click.Choice(VARIANTS), default=DEFAULT_VARIANT,
+              show_default=True, help="The prompt variant.")
 @click.option("--replicates", type=click.IntRange(min=1), default=1, show_default=True,
               help="Conversations per task (replicates 0..N-1).")
-@click.option("--task", "task_refs", multiple=True,
-              help="A built-in task id or a task folder (repeatable). Default: every built-in "
-                   "task.")
-@click.option("--results", type=click.Path(path_type=Path, dir_okay=False),
-              default=Path("results/arrivalbench.duckdb"), show_default=True,
-              help="The DuckDB results file; Inspect's logs go to <stem>.inspect-logs/ "
-                   "beside it.")
+@tasks_option
+@results_option("The DuckDB results file; Inspect's logs go to <stem>.inspect-logs/ beside "
+                "it. Give a trial (mockllm/model, a test model) a file of its own.")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=8000, show_default=True,
               help="Output token cap of each model call; a reply cut there holds no script.")
 @click.option("--base-url", help="The API's base URL, e.g. a local OpenAI-compatible server "
@@ -217,10 +377,8 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
 @click.option("--max-retries", type=click.IntRange(min=0),
               help="Retries of a failed model call (Inspect's default otherwise); a call that "
                    "still fails leaves its sample as a cell with reason provider_error.")
-@click.option("--seeds", type=click.IntRange(min=1), default=DEFAULT_SEEDS, show_default=True,
-              help="Seeds 0..N-1 for each schedule but snapshot, when grading.")
-@click.option("--workers", type=click.IntRange(min=1),
-              help="Worker processes for grading. Default: the number of cores.")
+@seeds_option("Seeds 0..N-1 for each schedule but snapshot, when grading.")
+@workers_option("Worker processes for grading. Default: the number of cores.")
 @click.option("--dry-run", is_flag=True,
               help="Print the samples, the most model calls and a token estimate; call nothing.")
 def generate(model: str, variant: str, replicates: int, task_refs: Sequence[str],
@@ -247,19 +405,24 @@ def generate(model: str, variant: str, replicates: int, task_refs: Sequence[str]
     if outcome.grading is not None:
         from arrivalbench import grid
 
-        out.print(grid.summary_table(outcome.grading))
+        out.print(grid.summary_table(outcome.grading, out.width))
 
 
 @app.command()
 @click.argument("script", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--task", "task", default=None,
+              help="The task SCRIPT is written for (a built-in id or a task folder): its record "
+                   "keys decide batch_dedup, history_table and anti_join. Without it every "
+                   "column of the batch counts as a record key.")
 @click.option("--json", "as_json", is_flag=True, help="Print a sorted JSON list of tags.")
-def idioms(script: Path, as_json: bool) -> None:
+def idioms(script: Path, task: str | None, as_json: bool) -> None:
     """The idiom signature of SCRIPT: history_table, anti_join, batch_dedup, upsert,
     watermark_filter, select_star, full_recompute, transaction (unparsed: sqlglot could not
     read a statement)."""
-    from arrivalbench.agent.idioms import signature
+    from arrivalbench.idioms import signature
 
-    tags = signature(read_script(script))
+    spec = load_spec(task) if task is not None else None
+    tags = signature(read_script(script), spec)
     if as_json:
         click.echo(canonical_json(tags))
     else:
@@ -270,9 +433,7 @@ def idioms(script: Path, as_json: bool) -> None:
 
 
 @app.command()
-@click.option("--results", "results", type=click.Path(path_type=Path),
-              default=Path("results/arrivalbench.duckdb"), show_default=True,
-              help="The results file to read (never written).")
+@results_option("The results file to read (never written).", dir_okay=True)
 @click.option("--out", "out_dir", type=click.Path(path_type=Path, file_okay=False),
               default=Path("reports"), show_default=True,
               help="Folder for metrics.json, report.md, report.html, CSVs and figures.")
@@ -280,20 +441,33 @@ def idioms(script: Path, as_json: bool) -> None:
               help="Report only this arm (repeatable). Default: every arm in the file.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the bootstrap over tasks.")
-def report(results: Path, out_dir: Path, arms: Sequence[str], seed: int) -> None:
+@click.option("--compare", nargs=2, metavar="ARM_A ARM_B", default=None,
+              help="Also the shift of every metric from ARM_A to ARM_B on their common tasks, "
+                   "with paired intervals, and the cells whose class changed.")
+def report(results: Path, out_dir: Path, arms: Sequence[str], seed: int,
+           compare: tuple[str, str] | None) -> None:
     """Tables, figures and 95% intervals of the arms in a results file."""
     try:
         from arrivalbench import report as reporting
-        from arrivalbench.report.terminal import notes, summary_table
+        from arrivalbench.report.terminal import (
+            changed_lines,
+            comparison_table,
+            notes,
+            summary_table,
+        )
     except ImportError as exc:
         raise ArrivalBenchError(f"report needs the 'report' extra ({exc.name} is missing); "
                                 "pip install 'arrivalbench[report]'") from None
-    written = reporting.write(results, out_dir, arms, seed)
+    written = reporting.write(results, out_dir, arms, seed, compare or ())
     out.print(summary_table(written.doc))
-    for line in notes(written.doc):
-        out.print(f"[yellow]note:[/yellow] {line}")
+    if compare:
+        out.print(comparison_table(written.doc))
+        for line in changed_lines(written.doc):
+            click.echo(line)
+    for line in notes(written.doc):  # wrapped at word boundaries, not cut by the terminal
+        out.print(f"[yellow]note:[/yellow] {line}", soft_wrap=False)
     out.print(f"wrote {len(written.files)} files to {written.out}: metrics.json, report.md, "
-              f"report.html, CSVs, figures/")
+              f"report.html, CSVs, figures/", soft_wrap=False)
 
 
 def read_script(path: Path) -> str:
@@ -320,7 +494,8 @@ def fail(message: str) -> NoReturn:
 def main(argv: Sequence[str] | None = None) -> None:
     """Bad input of any kind ends in one line on standard error and exit status 2."""
     try:
-        app.main(args=argv, prog_name="arrivalbench", standalone_mode=False)
+        app.main(args=argv, prog_name="arrivalbench", standalone_mode=False,
+                 obj={"argv": None if argv is None else ["arrivalbench", *argv]})
     except click.exceptions.NoArgsIsHelpError as exc:
         click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
         sys.exit(2)

@@ -31,9 +31,10 @@ from multiprocessing.connection import Connection, wait
 from typing import Any, Protocol
 
 from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.grading import Point, grade, schedule
+from arrivalbench.grading import Point, grade, nondeterminism, schedule
 from arrivalbench.store import Graded, Key, current_versions, key_of
 from arrivalbench.task import TaskSpec, load_spec
+from arrivalbench.values import canonical_json
 from arrivalbench.verdict import Verdict
 
 EXECUTORS = ("local", "ray")
@@ -60,6 +61,7 @@ class Result:
     wall_seconds: float
     engine_seconds: float
     peak_rss: int = 0  # bytes, of the worker process so far
+    nondeterministic: str | None = None  # snapshot only: what a second replay changed (JSON)
 
     def graded(self) -> Graded:
         return Graded(self.verdict, self.wall_seconds, self.engine_seconds)
@@ -109,7 +111,11 @@ def compute(unit: Unit) -> Result:
     start = time.perf_counter()
     verdict, outcome = grade(spec, unit.script, Point(unit.schedule, unit.seed))
     wall = time.perf_counter() - start
-    return Result(verdict, wall, outcome.engine_seconds, peak_rss())
+    differing = None
+    if unit.schedule == "snapshot":  # once per artifact: one more replay, compared
+        found = nondeterminism(spec, unit.script, outcome)
+        differing = None if found is None else canonical_json(found)
+    return Result(verdict, wall, outcome.engine_seconds, peak_rss(), differing)
 
 
 DIED = "worker died: the process grading this replay ended abruptly (a crash or a kill)"

@@ -9,7 +9,9 @@ it is replayed once; every other schedule is replayed once per gate seed.
 Checks, as they are named in the gate's output:
 
 - ``reference``     `reference.sql` runs over the complete log and is unique on the target key.
-- ``gold``          `gold.sql` passes `snapshot`, `in_order`, `trickle` and every declared hazard.
+- ``gold``          `gold.sql` passes `snapshot`, `in_order`, `trickle` and every declared hazard,
+                    the hazards with the every-batch check (after every completed run, not
+                    only the last).
 - ``negative NAME`` the negative passes `snapshot` and both controls; fails (FAIL or ERROR) every
                     hazard it declares on at least one gate seed; passes every other declared
                     hazard on every gate seed.
@@ -30,7 +32,7 @@ Checks, as they are named in the gate's output:
 - ``coverage``      every declared hazard is failed by at least one negative control (no hazard
                     is vacuous).
 - ``leakage``       the title, the ticket and the unhinted prompt built from it are free of hazard
-                    vocabulary (`arrivalbench.agent.leakage`).
+                    vocabulary (`arrivalbench.leakage`).
 - ``idiom``         `gold_idiom`, when given, names one of `IDIOMS`.
 
 Each artifact (the gold and every negative) is graded once per (schedule, seed) and the verdicts
@@ -50,15 +52,15 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from arrivalbench.agent.leakage import scan
-from arrivalbench.agent.prompts import build
 from arrivalbench.engine import Failure, Limits
 from arrivalbench.engine import duckdb as engine
 from arrivalbench.errors import TaskError
 from arrivalbench.grading import Point, grade
 from arrivalbench.grading import schedule as make_schedule
+from arrivalbench.leakage import scan
 from arrivalbench.log import Event, load_log
 from arrivalbench.oracle import compare
+from arrivalbench.prompts import build
 from arrivalbench.replay import expected, replay
 from arrivalbench.schedules import CONTROLS, Schedule
 from arrivalbench.task import TaskSpec, load_spec
@@ -169,6 +171,12 @@ def describe(verdict: Verdict) -> str:
         return f"ERROR ({d.get('phase')}{', ' + where if where else ''}): {d.get('message')}"
     if verdict.verdict == "PASS":
         return "PASS"
+    first = d.get("first_divergence")
+    if d.get("reconverged") and isinstance(first, dict):
+        # Right at the end, wrong after an earlier run: describe that run's diff.
+        inner = replace(verdict, detail=first.get("diff") or {})
+        return (f"diverges after batch {first['batch']} (the final table is right): "
+                + (describe(inner) if first.get("diff") else f"{first.get('error')}"))
     parts = [f"{p['problem']} column {p['column']}" for p in d.get("schema", [])]
     parts += [f"{n} {kind}" for kind, n in d.get("counts", {}).items() if n]
     rows = d.get("rows", {})
@@ -189,7 +197,8 @@ def describe(verdict: Verdict) -> str:
 
 
 def _grade_artifact(spec: TaskSpec, script: str, seeds: Sequence[int],
-                    enough: frozenset[str] = frozenset()) -> list[Graded]:
+                    enough: frozenset[str] = frozenset(), every_batch: bool = False
+                    ) -> list[Graded]:
     """Every point of the plan, except that a schedule kind in `enough` stops at its first
     failing seed: a negative need only fail a declared hazard once, and nothing else is read
     from those verdicts."""
@@ -198,7 +207,8 @@ def _grade_artifact(spec: TaskSpec, script: str, seeds: Sequence[int],
     for point in points(spec, seeds):
         if point.schedule in done:
             continue
-        verdict, _outcome = grade(spec, script, point)
+        verdict, _outcome = grade(spec, script, point,
+                                  every_batch=every_batch and point.schedule in spec.hazards)
         out.append(Graded(point.schedule, point.seed, verdict.verdict,
                           "" if verdict.verdict == "PASS" else describe(verdict)))
         if point.schedule in enough and verdict.verdict != "PASS":
@@ -230,7 +240,7 @@ def run_job(path: str, artifact: str, seeds: tuple[int, ...] = GATE_SEEDS) -> Jo
                                 f"({', '.join(spec.target.key)}): {len(repeated)} key"
                                 f"{'s' if len(repeated) > 1 else ''} repeat, e.g. "
                                 f"{sorted(repeated)[0]}"))
-    graded = _grade_artifact(spec, spec.gold_sql, seeds)
+    graded = _grade_artifact(spec, spec.gold_sql, seeds, every_batch=True)
     findings += [Finding(spec.id, "gold", g.reason, g.schedule, g.seed)
                  for g in graded if g.verdict != "PASS"]
     statements = _statement_count(spec.gold_sql)

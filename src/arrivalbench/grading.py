@@ -5,15 +5,17 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from arrivalbench.engine import Limits
+from arrivalbench.engine import Failure, Limits
+from arrivalbench.engine import duckdb as engine
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.log import load_log
 from arrivalbench.oracle import compare
 from arrivalbench.replay import Outcome, expected, replay
 from arrivalbench.schedules import CONTROLS, KINDS, Params, Schedule, make
 from arrivalbench.task import TaskSpec
-from arrivalbench.values import digest
+from arrivalbench.values import JSON, digest
 from arrivalbench.verdict import Verdict
 
 DEFAULT_SEEDS = 5
@@ -59,24 +61,97 @@ def artifact_digest(script: str) -> str:
     return digest(script)
 
 
-def grade(spec: TaskSpec, script: str, point: Point, limits: Limits = Limits()
-          ) -> tuple[Verdict, Outcome]:
+def grade(spec: TaskSpec, script: str, point: Point, limits: Limits = Limits(),
+          every_batch: bool = False) -> tuple[Verdict, Outcome]:
     sched = schedule(spec, point.schedule, point.seed)
-    outcome = replay(spec, script, sched, limits)
+    return judge(spec, script, sched, point.schedule, point.seed, limits, every_batch)
+
+
+def judge(spec: TaskSpec, script: str, sched: Schedule, kind: str, seed: int,
+          limits: Limits = Limits(), every_batch: bool = False, plan: bool = False
+          ) -> tuple[Verdict, Outcome]:
+    """Replay `sched` and judge its final table (and, with `every_batch`, the table after each
+    completed run). A generated schedule delivers the whole log, so its final table is judged
+    against the reference over the complete log; an explicit `plan` may deliver less, and is
+    judged against the reference over what it delivered."""
+    from arrivalbench.checkpoints import final_delivered, reference_over, replay_checked
+
+    checks = None
+    if every_batch:
+        checked = replay_checked(spec, script, sched, limits)
+        outcome, checks = checked.outcome, checked
+    else:
+        outcome = replay(spec, script, sched, limits)
+    detail: dict[str, JSON]
     if outcome.failure is not None:
         f = outcome.failure
         verdict, detail = "ERROR", {"phase": f.phase, "batch": f.batch, "statement": f.statement,
                                     "message": f.message}
     else:
         assert outcome.table is not None
-        diff = compare(expected(spec, limits), outcome.table, spec.target)
+        want = reference_over(spec, final_delivered(sched), limits) if plan else \
+            expected(spec, limits)
+        diff = compare(want, outcome.table, spec.target)
         verdict, detail = ("PASS", {}) if diff.ok else ("FAIL", diff.document())
-    return Verdict(spec.id, spec.digest, point.schedule, point.seed, sched.digest,
-                   artifact_digest(script), verdict, detail), outcome  # type: ignore[arg-type]
+    first = checks.first_divergence if checks is not None else None
+    if first is not None:
+        detail = {**detail, "first_divergence": first.document()}
+        if verdict == "PASS":
+            # Right at the end, wrong on the way: the contract asks for the result after
+            # every run, so a lost target mid-way is an error and a wrong one a failure.
+            if first.diff is None:
+                verdict = "ERROR"
+                detail.update(phase="read-target", batch=first.batch, statement=None,
+                              message=first.error)
+            else:
+                verdict = "FAIL"
+            detail["reconverged"] = True
+    return Verdict(spec.id, spec.digest, kind, seed, sched.digest, artifact_digest(script),
+                   verdict, detail), outcome  # type: ignore[arg-type]
 
 
-def grade_all(spec: TaskSpec, script: str, points: Iterable[Point], limits: Limits = Limits()
-              ) -> Iterator[tuple[Verdict, Outcome]]:
+def grade_all(spec: TaskSpec, script: str, points: Iterable[Point], limits: Limits = Limits(),
+              every_batch: bool = False) -> Iterator[tuple[Verdict, Outcome]]:
     expected(spec, limits)  # a broken reference is the task's fault: raise before any replay
     for point in points:
-        yield grade(spec, script, point, limits)
+        yield grade(spec, script, point, limits, every_batch)
+
+
+PLAN_KIND = "plan"  # the schedule name of a verdict on an explicit plan
+
+
+def grade_plan(spec: TaskSpec, script: str, path: Path, limits: Limits = Limits(),
+               every_batch: bool = False) -> Verdict:
+    """Replay the explicit plan in `path`; its verdict is filed under schedule `plan`."""
+    from arrivalbench import plans
+
+    sched = plans.load(spec, path)
+    with engine.database(limits) as db:
+        try:
+            count = len(db.split(script))
+        except Failure:
+            count = None  # the replay reports the parse error as its ERROR
+    if count is not None:
+        plans.check_statements(sched, count, str(path))
+    expected(spec, limits)
+    return judge(spec, script, sched, PLAN_KIND, 0, limits, every_batch, plan=True)[0]
+
+
+def nondeterminism(spec: TaskSpec, script: str, first: Outcome, limits: Limits = Limits()
+                   ) -> dict[str, JSON] | None:
+    """Replay `snapshot` once more and compare with `first`, its earlier outcome: None when
+    both give the same final table (as multisets) or the same error, else the rows that
+    differ. A pipeline whose result depends on chance (random(), now(), LIMIT without a total
+    order) gets verdicts that a regrade could contradict; one more snapshot replay per artifact
+    catches the common cases at the price of one replay."""
+    second = replay(spec, script, schedule(spec, "snapshot", 0), limits)
+    if first.failure is not None or second.failure is not None:
+        a, b = first.failure, second.failure
+        if a is not None and b is not None and (a.phase, a.batch, a.message) == \
+                (b.phase, b.batch, b.message):
+            return None
+        return {"first": None if a is None else a.message,
+                "second": None if b is None else b.message}
+    assert first.table is not None and second.table is not None
+    diff = compare(first.table, second.table, spec.target)
+    return None if diff.ok else diff.document()

@@ -16,6 +16,7 @@ Entry points:
 from __future__ import annotations
 
 import random
+import re
 import signal
 import sys
 import threading
@@ -26,7 +27,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rich.console import Group
 from rich.table import Table
+from rich.text import Text
 
 from arrivalbench import arms as armlib
 from arrivalbench import executors, render
@@ -34,12 +37,19 @@ from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.executors import Executor, Result, Unit, unit_key
 from arrivalbench.grading import DEFAULT_SEEDS, plan
 from arrivalbench.schedules import CONTROLS
-from arrivalbench.store import Cell, Key, Store, StoredTask, current_versions
+from arrivalbench.store import (
+    DEFAULT_RESULTS,
+    Cell,
+    Key,
+    Store,
+    StoredTask,
+    current_versions,
+)
 from arrivalbench.task import TaskSpec, builtin_ids, load_spec
 from arrivalbench.values import digest
 from arrivalbench.verdict import KINDS as VERDICTS
+from arrivalbench.words import count
 
-DEFAULT_RESULTS = Path("results") / "arrivalbench.duckdb"
 DEFAULT_ARMS = armlib.BUILTIN_ARMS
 REGRADE_SEED = 20240229  # fixes the sample `regrade --sample N` draws
 
@@ -120,7 +130,8 @@ def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None
         submissions: Path | str | None = None, arm_name: str | None = None,
         tasks: Sequence[str] | None = None, seeds: int = DEFAULT_SEEDS,
         workers: int | None = None, executor: str | Executor = "local", progress: bool = True,
-        command: str | None = None, warn: Warn = _stderr) -> Summary:
+        command: str | None = None, warn: Warn = _stderr,
+        allow_unmatched: bool = False) -> Summary:
     """Store the artifacts of `arms` (built-in arm names) and of a folder of `submissions` as
     cells, then grade every replay of their plans not graded yet into `results`.
 
@@ -143,7 +154,7 @@ def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None
     warnings: list[str] = []
     arm_names = list(chosen)
     if submissions is not None:
-        folder = armlib.submissions(Path(submissions), specs, arm_name)
+        folder = armlib.submissions(Path(submissions), specs, arm_name, allow_unmatched)
         for message in folder.warnings:
             warn(message)
         warnings += folder.warnings
@@ -175,7 +186,7 @@ def _store_artifacts(store: Store, arms: Sequence[str], specs: Sequence[TaskSpec
             cells = []
             for artifact in by_cell.get((arm, spec.id), []):
                 known = store.artifact_idioms(digest(artifact.sql))
-                tags = known if known is not None else armlib.idioms(artifact.sql)
+                tags = known if known is not None else armlib.idioms(artifact.sql, spec)
                 store.add_artifact(artifact.sql, tags)
                 cell = Cell(arm, spec.id, spec.digest, artifact.replicate,
                             digest(artifact.sql), None, artifact.provenance)
@@ -294,6 +305,9 @@ def _grade(store: Store, planned: Sequence[_Planned], arms: Sequence[str], tasks
             if batch:
                 graded += store.add_verdicts([r.graded() for _u, r in batch], run_id)
             for _unit, result in batch:
+                if result.nondeterministic is not None:
+                    store.mark_nondeterministic(result.verdict, result.nondeterministic)
+            for _unit, result in batch:
                 advance(result.verdict.verdict)
             if stop.requested:  # here, between writes, never inside one
                 raise KeyboardInterrupt
@@ -304,7 +318,8 @@ def _grade(store: Store, planned: Sequence[_Planned], arms: Sequence[str], tasks
             interrupted = isinstance(exc, KeyboardInterrupt)
             store.finish_run(run_id, "interrupted" if interrupted else "failed", graded, skipped)
             if interrupted:
-                warn(f"interrupted: {graded} verdicts of this run are stored in {store.path}; "
+                warn(f"interrupted: {count(graded, 'verdict')} of this run are stored in "
+                     f"{store.path}; "
                      "run the same command again to resume")
             raise
     store.finish_run(run_id, "finished", graded, skipped)
@@ -312,7 +327,7 @@ def _grade(store: Store, planned: Sequence[_Planned], arms: Sequence[str], tasks
     deaths = getattr(stats, "deaths", 0)
     if deaths:
         causes = Counter(getattr(stats, "causes", []))
-        message = (f"{deaths} replays killed their worker "
+        message = (f"{count(deaths, 'replay')} killed their worker "
                    f"({', '.join(f'{c}: {n}' for c, n in sorted(causes.items()))}); each is an "
                    "ERROR verdict")
         warnings.append(message)
@@ -408,6 +423,8 @@ class RegradeReport:
     seconds: float
     keys: list[Key] = field(default_factory=list)  # the keys re-run, in key order
     warnings: list[str] = field(default_factory=list)
+    # Differences in artifacts marked nondeterministic by `run`: expected, kept apart.
+    nondeterministic: list[Mismatch] = field(default_factory=list)
 
 
 def regrade(results: Path | str = DEFAULT_RESULTS, sample: int | None = None,
@@ -453,6 +470,7 @@ def regrade(results: Path | str = DEFAULT_RESULTS, sample: int | None = None,
             candidates = sorted(random.Random(REGRADE_SEED).sample(candidates, sample),
                                 key=lambda v: v.key)
         scripts = {a: store.artifact_sql(a) for a in sorted({v.key[3] for v in candidates})}
+        marked = store.nondeterministic()
     units = []
     for v in candidates:
         found = specs[v.key[0]]
@@ -461,20 +479,24 @@ def regrade(results: Path | str = DEFAULT_RESULTS, sample: int | None = None,
         units.append(Unit(source, spec.digest, v.key[3], scripts[v.key[3]], v.key[1], v.key[2]))
     by_key = {v.key: v for v in candidates}
     mismatches: list[Mismatch] = []
+    chance: list[Mismatch] = []
     with render.progress(len(units), enabled=progress, label="regrading") as advance:
         def on_results(batch: list[tuple[Unit, Result]]) -> None:
             for unit, result in batch:
                 old = by_key[unit_key(unit)]
                 now = result.verdict.json()
                 if now != old.record:
-                    mismatches.append(Mismatch(old.key, old.task, old.record, now))
+                    expected_to = (old.key[0], old.key[3]) in marked
+                    (chance if expected_to else mismatches).append(
+                        Mismatch(old.key, old.task, old.record, now))
                 advance(result.verdict.verdict)
 
         pool.run(units, on_results)
     mismatches.sort(key=lambda m: m.key)
     skipped = len(stored) - len([v for v in current if specs.get(v.key[0]) is not None])
     return RegradeReport(path, len(stored), len(units), mismatches, skipped,
-                         time.perf_counter() - start, [v.key for v in candidates], warnings)
+                         time.perf_counter() - start, [v.key for v in candidates], warnings,
+                         sorted(chance, key=lambda m: m.key))
 
 
 # -- terminal output -------------------------------------------------------------------------
@@ -483,32 +505,49 @@ def _share(part: int, whole: int) -> str:
     return f"{part}/{whole} {part / whole:4.0%}" if whole else "-"
 
 
-def summary_table(summary: Summary) -> Table:
+def _arm_cell(arm: str, width: int) -> str:
+    """An arm's name in lines of at most `width`, broken only after `/` or `-` or before `:`
+    (a model arm is `provider/model:variant`), so that no word is cut."""
+    lines: list[str] = []
+    for part in re.findall(r"[^/:-]*[/-]|:?[^/:-]+|:", arm):
+        if lines and len(lines[-1]) + len(part) <= width:
+            lines[-1] += part
+        else:
+            lines.append(part)
+    return "\n".join(lines)
+
+
+def summary_table(summary: Summary, width: int = 80) -> Group:
     """One row per arm: cells, snapshot pass rate, and among snapshot-passing cells those with a
-    hazard FAIL or ERROR (the silent and loud failures a single-execution test misses)."""
-    table = Table(title=f"{summary.results}: run {summary.run_id}, seeds 0..{summary.seeds - 1}",
-                  title_justify="left", box=None, pad_edge=False, header_style="bold")
-    table.add_column("arm", overflow="fold", min_width=9, ratio=1)
+    hazard FAIL or ERROR (the silent and loud failures a single-execution test misses). Fits
+    in `width` columns."""
+    heading = Text(f"{summary.results}: run {summary.run_id}, seeds 0..{summary.seeds - 1}")
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column("arm", min_width=9, ratio=1, overflow="fold")
     for header in ("cells", "snapshot\nPASS", "hazard\nFAIL|ERROR", "silent", "loud", "ctrl",
                    "replays\nP/F/E"):
         table.add_column(header, justify="right", no_wrap=True)
     notes = []
-    for arm in summary.arms:
-        table.add_row(arm.arm, str(arm.cells), _share(arm.snapshot_pass, arm.cells),
-                      _share(arm.hazard_fail, arm.snapshot_pass), str(arm.silent),
-                      str(arm.crash), str(arm.control_fail),
-                      "/".join(str(arm.verdicts.get(k, 0)) for k in VERDICTS))
+    rows = [[str(arm.cells), _share(arm.snapshot_pass, arm.cells),
+             _share(arm.hazard_fail, arm.snapshot_pass), str(arm.silent), str(arm.crash),
+             str(arm.control_fail), "/".join(str(arm.verdicts.get(k, 0)) for k in VERDICTS)]
+            for arm in summary.arms]
+    others = [max([len(line) for line in str(c.header).splitlines()] +
+                  [len(row[i]) for row in rows]) for i, c in enumerate(table.columns[1:])]
+    room = max(9, width - sum(others) - 2 * len(others))
+    for arm, row in zip(summary.arms, rows, strict=True):
+        table.add_row(_arm_cell(arm.arm, room), *row)
         if arm.scripts < arm.cells:
-            notes.append(f"{arm.arm}: {arm.cells - arm.scripts} cells without a script")
+            notes.append(f"{arm.arm}: {count(arm.cells - arm.scripts, 'cell')} without a script")
         if arm.ungraded:
-            notes.append(f"{arm.arm}: {arm.ungraded} replays not graded yet")
+            notes.append(f"{arm.arm}: {count(arm.ungraded, 'replay')} not graded yet")
     rate = summary.graded / summary.seconds if summary.seconds > 0 and summary.graded else 0.0
     table.caption = "\n".join([
         "Counts of cells. hazard FAIL|ERROR: snapshot-passing cells with some hazard verdict "
         "FAIL (silent) or ERROR (loud); ctrl: snapshot-passing cells with a control not PASS; "
         "replays: PASS/FAIL/ERROR verdicts.", *notes,
-        f"{summary.graded} replays graded in {summary.seconds:.1f} s ({rate:.1f}/s, "
-        f"{summary.executor} executor, {summary.workers} workers); {summary.skipped} already "
-        "graded."])
+        f"{count(summary.graded, 'replay')} graded, {summary.skipped} already graded, in "
+        f"{summary.seconds:.1f} s",
+        f"({rate:.1f}/s; {summary.executor} executor, {count(summary.workers, 'worker')})."])
     table.caption_justify = "left"
-    return table
+    return Group(heading, table)

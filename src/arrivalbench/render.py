@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
+from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.progress import (
@@ -15,18 +18,17 @@ from rich.progress import (
     Progress,
     ProgressColumn,
     TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
 )
 from rich.progress import Task as ProgressTask
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from arrivalbench.engine import duckdb as duckdb_engine
-from arrivalbench.schedules import Schedule
+from arrivalbench.schedules import KINDS, Schedule
 from arrivalbench.task import TaskSpec
 from arrivalbench.values import JSON, canonical_json
 from arrivalbench.verdict import Verdict
+from arrivalbench.words import count
 
 STYLE = {"PASS": "green", "FAIL": "bold red", "ERROR": "bold yellow"}
 
@@ -44,14 +46,28 @@ def task_summary(spec: TaskSpec) -> dict[str, JSON]:
 
 
 def tasks_table(specs: Sequence[TaskSpec]) -> Table:
-    table = Table(title=f"{len(specs)} built-in tasks", title_justify="left")
-    table.add_column("id", no_wrap=True)
-    for column in ("mode", "difficulty", "hazards", "negatives", "gold idiom"):
-        table.add_column(column, overflow="fold")
+    """One row per task, two-line cells (id over the gold's idiom, mode over difficulty) and
+    the hazards last, so that at 80 columns only the hazard list wraps, and only between
+    names."""
+    table = Table(title=f"{len(specs)} built-in tasks", title_justify="left", box=box.SIMPLE_HEAD,
+                  caption="neg.: negative controls", caption_justify="left", pad_edge=False)
+    table.add_column("id\n  gold idiom", no_wrap=True)
+    table.add_column("mode\n  difficulty", no_wrap=True)
+    table.add_column("neg.", justify="right", no_wrap=True)
+    table.add_column("hazards", min_width=len(max(KINDS, key=len)))
     for spec in specs:
-        table.add_row(spec.id, spec.mode, spec.difficulty, ", ".join(spec.hazards),
-                      str(len(spec.negatives)), spec.gold_idiom or "")
+        table.add_row(Text(spec.id) + Text(f"\n  {spec.gold_idiom or '-'}", style="dim"),
+                      Text(spec.mode) + Text(f"\n  {spec.difficulty}", style="dim"),
+                      str(len(spec.negatives)), ", ".join(spec.hazards))
     return table
+
+
+def prose(text: str) -> RenderableType:
+    """Markdown-like text (a ticket, a prompt) to read in a terminal: paragraphs and list items
+    reflowed to the width between words, with hanging indents; nothing cut."""
+    from rich.markdown import Markdown  # markdown-it: only `show` pays for its import
+
+    return Markdown(text, hyperlinks=False)
 
 
 def _columns(columns: Sequence[object]) -> str:
@@ -76,7 +92,7 @@ def task_details(spec: TaskSpec) -> RenderableType:
                  f"key {', '.join(target.key)}")
     for negative in spec.negatives:
         grid.add_row(f"negative {negative.name}", "fails " + ", ".join(negative.fails))
-    return Group(grid, Panel(spec.ticket, title="ticket", title_align="left"))
+    return Group(grid, Panel(prose(spec.ticket.rstrip()), title="ticket", title_align="left"))
 
 
 def schedule_plan(spec: TaskSpec, schedule: Schedule) -> RenderableType:
@@ -117,32 +133,96 @@ def _runs(records: Sequence[tuple[str, int]]) -> str:
     return " ".join(f"{s}:{a}" if a == b else f"{s}:{a}-{b}" for s, a, b in runs)
 
 
+PLAIN_EVERY = 30.0  # seconds between two plain progress lines
+
+
 class _Rate(ProgressColumn):
     def render(self, task: ProgressTask) -> Text:
         speed = task.finished_speed or task.speed
-        return Text(f"{speed:5.1f} replays/s" if speed else "    - replays/s", style="cyan")
+        return Text(f"{speed:.1f}/s" if speed else "-/s", style="cyan")
+
+
+class _Left(ProgressColumn):
+    def render(self, task: ProgressTask) -> Text:
+        left = task.time_remaining
+        return Text("ETA -" if left is None else f"ETA {_duration(left)}", style="cyan")
+
+
+def _tally(counts: Counter[str], markup: bool = False) -> str:
+    return " ".join((f"[{STYLE[k]}]{k} {counts[k]}[/]" if markup else f"{k} {counts[k]}")
+                     for k in STYLE if counts[k])
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+
+
+def plain_line(label: str, done: int, total: int, seconds: float, counts: Counter[str]) -> str:
+    """One progress line for a log file: done/total, rate, time left, verdicts so far."""
+    rate = done / seconds if seconds > 0 else 0.0
+    left = _duration((total - done) / rate) if rate else "-"
+    share = f" ({done / total:.0%})" if total else ""
+    tally = _tally(counts)
+    return (f"{label}: {done}/{total}{share}, {rate:.1f} replays/s, {left} left"
+            + (f"; {tally}" if tally else ""))
 
 
 @contextmanager
 def progress(total: int, enabled: bool = True, label: str = "grading", skipped: int = 0,
-             console: Console | None = None) -> Iterator[Callable[[str], None]]:
-    """A progress bar (on standard error unless `console` is given) with rate, ETA and live
-    verdict counts; shown only on a terminal. `advance(verdict)` after each replay."""
+             console: Console | None = None, clock: Callable[[], float] = time.monotonic,
+             every: float = PLAIN_EVERY) -> Iterator[Callable[[str], None]]:
+    """Progress on standard error (unless `console` is given); `advance(verdict)` after each
+    replay. On a terminal: a bar with rate, time left and live verdict counts that fits in 80
+    columns. Otherwise (a log file, a pipe): a plain line every `every` seconds of `clock`,
+    and a last one at the end once any was printed; a run shorter than that prints nothing."""
     console = console or Console(stderr=True)
     counts: Counter[str] = Counter()
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   _Rate(), TextColumn("{task.fields[counts]}"), TimeElapsedColumn(),
-                   TextColumn("ETA"), TimeRemainingColumn(), console=console, transient=True,
-                   disable=not enabled or not console.is_terminal)
-    description = label if not skipped else f"{label} ({skipped} already graded)"
+    if not enabled:
+        yield lambda _verdict: None
+        return
+    note = f"{label}: {count(skipped, 'replay')} already graded, {total} to go"
+    if not console.is_terminal:
+        started = last = clock()
+        done = printed = 0
+
+        def advance_plain(verdict: str) -> None:
+            nonlocal done, last, printed
+            counts[verdict] += 1
+            done += 1
+            now = clock()
+            if now - last >= every:
+                last = now
+                if skipped and not printed:
+                    console.print(note, highlight=False, soft_wrap=True)
+                printed += 1
+                console.print(plain_line(label, done, total, now - started, counts),
+                              highlight=False, soft_wrap=True)
+
+        yield advance_plain
+        if printed and done > 0:
+            console.print(plain_line(label, done, total, clock() - started, counts),
+                          highlight=False, soft_wrap=True)
+        return
+    # Only the bar gives way when the line is too long.
+    bar = Progress(TextColumn("{task.description}", table_column=Column(no_wrap=True)),
+                   BarColumn(bar_width=None),
+                   MofNCompleteColumn(table_column=Column(no_wrap=True)),
+                   _Rate(table_column=Column(no_wrap=True)),
+                   TextColumn("{task.fields[counts]}", table_column=Column(no_wrap=True)),
+                   _Left(table_column=Column(no_wrap=True)),
+                   console=console, transient=True, expand=True)
+
+    if skipped:
+        console.print(note, highlight=False, soft_wrap=True)
 
     def advance(verdict: str) -> None:
         counts[verdict] += 1
-        text = "  ".join(f"[{STYLE[k]}]{k} {counts[k]}[/]" for k in STYLE if counts[k])
-        bar.update(job, advance=1, counts=text)
+        bar.update(job, advance=1, counts=_tally(counts, markup=True))
 
     with bar:
-        job = bar.add_task(description, total=total, counts="")
+        job = bar.add_task(label, total=total, counts="")
         yield advance
 
 
@@ -156,9 +236,10 @@ def grade_document(spec: TaskSpec, verdicts: Sequence[Verdict]) -> dict[str, JSO
     }
 
 
-def grade_table(spec: TaskSpec, pipeline: Path, verdicts: Sequence[Verdict]) -> Table:
+def grade_table(spec: TaskSpec, pipeline: Path, verdicts: Sequence[Verdict]) -> RenderableType:
+    """The heading (wrapped to the terminal, not to the table) over a schedule x seed table."""
     seeds = sorted({v.seed for v in verdicts})
-    table = Table(title=f"{pipeline} on {spec.id}", title_justify="left")
+    table = Table(caption_justify="left")
     table.add_column("schedule")
     for seed in seeds:
         table.add_column(f"seed {seed}", justify="center")
@@ -170,19 +251,26 @@ def grade_table(spec: TaskSpec, pipeline: Path, verdicts: Sequence[Verdict]) -> 
                                   for s in seeds))
     tally: Counter[str] = Counter(v.verdict for v in verdicts)
     table.caption = "  ".join(f"{k} {tally[k]}" for k in STYLE if tally[k])
-    return table
+    return Group(Text(f"{pipeline} on {spec.id}"), table)
 
 
 def failure_details(verdicts: Sequence[Verdict]) -> list[RenderableType]:
     """The first failing verdict of each schedule, explained."""
     blocks: list[RenderableType] = []
     shown: set[str] = set()
+    said: dict[str, str] = {}  # explanation -> the first "schedule, seed n" that gave it
     for v in verdicts:
         if v.verdict == "PASS" or v.schedule in shown:
             continue
         shown.add(v.schedule)
-        header = Text(f"{v.schedule}, seed {v.seed}: {v.verdict}", STYLE[v.verdict])
-        blocks.append(Group(header, Text(explain(v)), Text("")))
+        where = f"{v.schedule}, seed {v.seed}"
+        header = Text(f"{where}: {v.verdict}", STYLE[v.verdict])
+        text = explain(v)
+        if text in said:
+            blocks.append(header + Text(f", the same as {said[text]}"))
+            continue
+        said[text] = where
+        blocks.append(Group(header, Text(text), Text("")))
     return blocks
 
 
@@ -193,6 +281,14 @@ def explain(v: Verdict) -> str:
                  f"statement {d['statement']}" if d.get("statement") is not None else None]
         return f"{d['phase']} error at {', '.join(w for w in where if w) or 'start'}: " \
                f"{d['message']}"
+    first = d.get("first_divergence")
+    if isinstance(first, dict):
+        head = (f"first divergence after batch {first['batch']}"
+                + (" (the final table is right)" if d.get("reconverged") else ""))
+        if d.get("reconverged"):
+            inner = first.get("diff") or {}
+            return head + (":\n" + explain(replace(v, verdict="FAIL", detail=inner))
+                           if inner else f": {first.get('error')}")
     lines = [f"schema: {p['problem']} column {p['column']}" +
              (f" (got {p['got']}, expected {p['expected']})" if "got" in p and "expected" in p
               else "") for p in d.get("schema", [])]
@@ -211,4 +307,6 @@ def explain(v: Verdict) -> str:
                 lines.append(f"  duplicated {key}: +{ex['copies']} copies")
             else:
                 lines.append(f"  {kind} {key}")
+    if isinstance(first, dict):
+        lines.append(f"first divergence after batch {first['batch']}")
     return "\n".join(line for line in lines if line)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -68,7 +69,13 @@ def deliveries(spec: TaskSpec, log: Log, schedule: Schedule) -> Deliveries:
     return Deliveries(tables, base, evolved, schedule.evolution_from)
 
 
-def replay(spec: TaskSpec, script: str, schedule: Schedule, limits: Limits = Limits()) -> Outcome:
+AfterRun = Callable[[int, engine.Database], None]
+
+
+def replay(spec: TaskSpec, script: str, schedule: Schedule, limits: Limits = Limits(),
+           after_run: AfterRun | None = None) -> Outcome:
+    """`after_run(batch, db)`, when given, is called after each run that was not aborted (the
+    every-batch check reads the target there)."""
     staged = deliveries(spec, load_log(spec), schedule)
     start = time.perf_counter()
     with engine.database(limits) as db:
@@ -82,6 +89,8 @@ def replay(spec: TaskSpec, script: str, schedule: Schedule, limits: Limits = Lim
                 try:
                     db.load(number, staged.columns(number))
                     db.run(statements, batch.abort_after(len(statements)))
+                    if after_run is not None and not batch.aborted:
+                        after_run(number, db)
                 except Failure as failure:
                     raise failure.at(number) from None
             table = db.read(spec.target.name)

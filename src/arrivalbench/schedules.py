@@ -48,9 +48,16 @@ class Params:
 class Batch:
     records: tuple[Ref, ...]
     abort: float | None = None  # abort the run after this share of its statements; 1.0 = after all
+    abort_at: int | None = None  # or after exactly this many statements (explicit plans)
+
+    @property
+    def aborted(self) -> bool:
+        return self.abort is not None or self.abort_at is not None
 
     def abort_after(self, statements: int) -> int | None:
         """The number of statements that run before the abort, or None for a full run."""
+        if self.abort_at is not None:
+            return min(self.abort_at, statements)
         if self.abort is None:
             return None
         if self.abort >= 1.0:
@@ -72,7 +79,10 @@ class Schedule:
             "seed": self.seed,
             "params": {k: list(v) if isinstance(v, tuple) else v
                        for k, v in vars(self.params).items()},
-            "batches": [{"records": [list(r) for r in b.records], "abort": b.abort}
+            # `abort_at` only where an explicit plan sets it: generated schedules keep the
+            # digests (and so the verdict bytes) they always had.
+            "batches": [{"records": [list(r) for r in b.records], "abort": b.abort,
+                         **({"abort_at": b.abort_at} if b.abort_at is not None else {})}
                         for b in self.batches],
             "evolution_from": self.evolution_from,
         }

@@ -34,6 +34,10 @@ Tables
     once; a key is never graded twice. `record` is the canonical verdict JSON (DESIGN §5), the
     same bytes whatever the executor, worker count or order of work; `record_digest` is its
     SHA-256; `verdict` is PASS, FAIL or ERROR.
+`nondeterministic`
+    Artifacts whose `snapshot` replay, run a second time in the same worker, gave a different
+    final table (or error): their verdicts are stored but may not reproduce, and `regrade`
+    reports their differences apart from mismatches.
 `timings`
     Kept apart from verdicts, so verdict bytes never depend on them: for each replay graded, the
     run that graded it, the wall seconds of the whole work unit in its worker (schedule, replay,
@@ -71,6 +75,7 @@ if TYPE_CHECKING:
     from arrivalbench.verdict import Verdict
 
 SCHEMA_VERSION = 1
+DEFAULT_RESULTS = Path("results") / "arrivalbench.duckdb"  # a study's file unless told
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -131,6 +136,14 @@ CREATE TABLE IF NOT EXISTS verdicts (
     record          VARCHAR NOT NULL,      -- the canonical verdict JSON
     record_digest   VARCHAR NOT NULL,
     PRIMARY KEY (task_digest, schedule, seed, artifact, engine_version, harness_version)
+);
+CREATE TABLE IF NOT EXISTS nondeterministic (  -- artifacts whose snapshot replayed differently
+    task_digest     VARCHAR NOT NULL,
+    artifact        VARCHAR NOT NULL,
+    engine_version  VARCHAR NOT NULL,
+    harness_version VARCHAR NOT NULL,
+    detail          JSON NOT NULL,         -- the rows (or errors) the two replays differ in
+    PRIMARY KEY (task_digest, artifact, engine_version, harness_version)
 );
 CREATE TABLE IF NOT EXISTS timings (
     task_digest    VARCHAR NOT NULL,
@@ -240,9 +253,10 @@ class Store:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             self.con = duckdb.connect(str(self.path), read_only=read_only)
         except (duckdb.Error, OSError) as exc:
+            fix = ("give a results file written by arrivalbench" if read_only else
+                   "give a new path or a results file written by arrivalbench")
             raise ArrivalBenchError(f"{self.path}: cannot open as a results file "
-                                    f"({str(exc).splitlines()[0]}); give a new path or a "
-                                    "results file written by arrivalbench, not in use by "
+                                    f"({str(exc).splitlines()[0]}); {fix}, not in use by "
                                     "another arrivalbench process") from None
         try:
             if not read_only:
@@ -385,6 +399,21 @@ class Store:
                                      [v.task_digest, v.schedule, v.seed, v.artifact, run_id,
                                       g.wall_seconds, g.engine_seconds])
         return added
+
+    def mark_nondeterministic(self, verdict: Verdict, detail: str) -> None:
+        """The artifact's snapshot gave another final table when replayed again."""
+        self.con.execute("INSERT OR REPLACE INTO nondeterministic VALUES (?, ?, ?, ?, ?)",
+                         [verdict.task_digest, verdict.artifact, verdict.engine_version,
+                          verdict.harness_version, detail])
+
+    def nondeterministic(self) -> set[tuple[str, str]]:
+        """(task digest, artifact) of every artifact marked nondeterministic (none in a file
+        written before the table existed, opened read-only)."""
+        try:
+            return {(d, a) for d, a in self.con.execute(
+                "SELECT task_digest, artifact FROM nondeterministic").fetchall()}
+        except duckdb.CatalogException:
+            return set()
 
     def graded_keys(self, engine_version: str | None = None,
                     harness_version: str | None = None) -> set[Key]:

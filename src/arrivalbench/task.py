@@ -5,6 +5,7 @@ Loading runs no code from the folder: the log is data and the SQL is only read h
 
 from __future__ import annotations
 
+import difflib
 import functools
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,8 +112,10 @@ def resolve(ref: str | Path) -> Path:
             raise TaskError(f"{path}: no task.yaml in this folder; a task folder holds task.yaml, "
                             "reference.sql, gold.sql and log/")
         return path.resolve()
-    known = ", ".join(builtin_ids()) or "none"
-    raise TaskError(f"unknown task {text!r}: give a built-in id (one of: {known}) or a task folder")
+    close = difflib.get_close_matches(text, builtin_ids(), n=3, cutoff=0.5)
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    raise TaskError(f"unknown task {text!r}: {hint}give a built-in id (list them with "
+                    "'arrivalbench tasks') or a task folder")
 
 
 @functools.lru_cache(maxsize=64)
@@ -229,7 +232,8 @@ def _parse(path: Path, folder_digest: str) -> TaskSpec:
 
     task_id = top.get("id", str)
     if task_id != path.name:
-        raise top.fail("id", f"{task_id!r} must equal the folder name {path.name!r}")
+        raise top.fail("id", f"{task_id!r} must equal the folder name {path.name!r}; rename "
+                             f"the folder to {task_id!r} (or set id: {path.name})")
 
     sources = []
     for name in top.get("sources", dict):

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from arrivalbench.agent import leakage
+from arrivalbench import leakage
 from arrivalbench.agent.extract import Problem
-from arrivalbench.agent.prompts import REPLY
+from arrivalbench.prompts import REPLY
 from arrivalbench.task import TaskSpec
 from arrivalbench.values import JSON, canonical_json
 from arrivalbench.verdict import Verdict

@@ -24,13 +24,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arrivalbench.agent.extract import Problem
-from arrivalbench.agent.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS, build
 from arrivalbench.agent.samples import (
     ERROR,
     FINAL,
@@ -44,9 +43,11 @@ from arrivalbench.agent.samples import (
 )
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.grading import DEFAULT_SEEDS
+from arrivalbench.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS, build
 from arrivalbench.store import Cell, Store, Turn
 from arrivalbench.task import TaskSpec
 from arrivalbench.values import JSON
+from arrivalbench.words import count
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
@@ -110,7 +111,8 @@ class Plan:
         r = self.request
         first, most, output = self.tokens()
         lines = [
-            f"arm {r.arm}: {len(self.specs)} tasks x {r.replicates} replicates",
+            f"arm {r.arm}: {count(len(self.specs), 'task')} x "
+            f"{count(r.replicates, 'replicate')}",
             f"samples to generate: {len(self.todo)}"
             + (f" ({self.stored} already in {r.results})" if self.stored else ""),
             f"model calls: at most {self.calls} ({r.max_turns} turns a sample)",
@@ -139,7 +141,7 @@ class Outcome:
     grading: Any = None  # grid.Summary, when graded
 
     def describe(self) -> str:
-        lines = [f"generated {self.stored} samples of arm {self.plan.request.arm}: "
+        lines = [f"generated {count(self.stored, 'sample')} of arm {self.plan.request.arm}: "
                  f"{self.scripts} with a script ({self.first_turn_pass} passed the snapshot "
                  f"test on the first turn, {self.repaired_pass} after feedback)"]
         if self.reasons:
@@ -195,19 +197,6 @@ def make_plan(request: Request) -> Plan:
 # -- running ------------------------------------------------------------------------------------
 
 
-def _mock_outputs() -> Callable[..., Any]:
-    """mockllm's default reply, with a usage record: without one Inspect counts tokens with a
-    tokenizer that it downloads, and an offline machine has none."""
-    from inspect_ai.model import ModelOutput, ModelUsage
-
-    def reply(*_args: Any) -> ModelOutput:
-        output = ModelOutput.from_content("mockllm/model", "Default output from mockllm/model")
-        output.usage = ModelUsage(input_tokens=0, output_tokens=0, total_tokens=0)
-        return output
-
-    return reply
-
-
 def _log_dir(request: Request) -> Path:
     folder = request.log_dir
     folder.mkdir(parents=True, exist_ok=True)
@@ -226,12 +215,12 @@ def run(request: Request, *, model_args: dict[str, Any] | None = None,
     except ImportError:
         raise ArrivalBenchError("generate needs the 'agent' extra (inspect-ai); pip install "
                                 "'arrivalbench[agent]'") from None
-    from arrivalbench.agent.inspect_task import arrivalbench
+    from arrivalbench.agent.inspect_task import arrivalbench, mock_outputs
 
     plan = make_plan(request)
     model_args = {**request.model_args, **(model_args or {})}
     if request.model.startswith("mockllm/") and "custom_outputs" not in model_args:
-        model_args["custom_outputs"] = _mock_outputs()
+        model_args["custom_outputs"] = mock_outputs()
     if request.base_url and request.model.startswith("openai/"):
         # An OpenAI-compatible server (vLLM, llama.cpp, Ollama, a gateway) speaks the chat
         # completions API; Inspect would send an unknown model name to the Responses API.
@@ -264,9 +253,9 @@ def run(request: Request, *, model_args: dict[str, Any] | None = None,
     for log in logs:
         if log.status in ("error", "cancelled"):
             why = log.error.message.strip().splitlines()[0] if log.error else log.status
-            raise ArrivalBenchError(f"the Inspect run ended {log.status} ({why}); the "
-                                    f"{outcome.stored} samples it finished are stored, run the "
-                                    f"same command again to resume (log: {log.location})")
+            raise ArrivalBenchError(f"the Inspect run ended {log.status} ({why}); samples it "
+                                    f"finished and stored: {outcome.stored}; run the same "
+                                    f"command again to resume (log: {log.location})")
     if grade and (outcome.stored or plan.stored):
         from arrivalbench import grid
 
@@ -301,7 +290,7 @@ def _transcript(sample: EvalSample, turns: list[dict[str, JSON]]) -> dict[str, J
 
 def store(plan: Plan, logs: Sequence[EvalLog]) -> Outcome:
     """Write every sample of `logs` to the results file."""
-    from arrivalbench.agent.idioms import signature
+    from arrivalbench.idioms import signature
 
     request = plan.request
     specs = {spec.id: spec for spec in plan.specs}
@@ -325,7 +314,7 @@ def store(plan: Plan, logs: Sequence[EvalLog]) -> Outcome:
                         else "harness_error"
                 artifact = None
                 if final is not None:
-                    artifact = results.add_artifact(final, signature(final))
+                    artifact = results.add_artifact(final, signature(final, spec))
                     scripts += 1
                     passed = first_pass_turn(turns)
                     first += passed == 1

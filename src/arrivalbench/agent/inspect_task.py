@@ -24,7 +24,10 @@ from typing import Any, TypeVar
 import anyio
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageUser
+from inspect_ai.model import ChatMessageUser, Model, get_model
+
+# Private, but get_model() outside an eval falls back to INSPECT_EVAL_MODEL or raises.
+from inspect_ai.model._model import active_model
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError
@@ -32,8 +35,6 @@ from inspect_ai.util import LimitExceededError
 from arrivalbench import render
 from arrivalbench.agent import feedback
 from arrivalbench.agent.extract import extract, statements
-from arrivalbench.agent.idioms import signature
-from arrivalbench.agent.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS, build
 from arrivalbench.agent.samples import (
     ERROR,
     FINAL,
@@ -47,6 +48,8 @@ from arrivalbench.agent.samples import (
 )
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.grading import DEFAULT_SEEDS, Point, artifact_digest, grade, grade_all, plan
+from arrivalbench.idioms import signature
+from arrivalbench.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS, build
 from arrivalbench.schedules import CONTROLS
 from arrivalbench.task import TaskSpec, load_spec
 from arrivalbench.values import JSON, digest
@@ -224,7 +227,7 @@ def verdicts(seeds: int = DEFAULT_SEEDS) -> Scorer:
             answer=script,
             explanation=explain(graded),
             metadata={**common, "artifact": artifact_digest(script),
-                      "idioms": signature(script), "snapshot": by_kind["snapshot"][0],
+                      "idioms": signature(script, spec), "snapshot": by_kind["snapshot"][0],
                       "verdicts": by_kind})
 
     return score
@@ -258,4 +261,33 @@ def arrivalbench(tasks: str | list[str] | None = None, variant: str = DEFAULT_VA
         solver=repair_loop(max_turns),
         scorer=verdicts(seeds),
         metadata={"variant": variant, "max_turns": max_turns, "seeds": seeds},
+        model=offline_mock(),
     )
+
+
+# -- offline trials ------------------------------------------------------------------------------
+
+
+def mock_outputs() -> Callable[..., Any]:
+    """mockllm's default reply, with a usage record: without one Inspect counts tokens with the
+    o200k_base tiktoken encoding, which it downloads, and an offline machine has none."""
+    from inspect_ai.model import ModelOutput, ModelUsage
+
+    def reply(*_args: Any) -> ModelOutput:
+        output = ModelOutput.from_content("mockllm/model", "Default output from mockllm/model")
+        output.usage = ModelUsage(input_tokens=0, output_tokens=0, total_tokens=0)
+        return output
+
+    return reply
+
+
+def offline_mock() -> Model | None:
+    """For `inspect eval arrivalbench/arrivalbench --model mockllm/model`: the same mock with
+    replies that carry their usage, so that a trial needs no network. None (the eval's own
+    model) for any other model, or a mock given its own outputs."""
+    active = active_model()  # set by inspect eval before it calls the task function
+    if active is None or not str(active).startswith("mockllm/") or \
+            "custom_outputs" in active.model_args:
+        return None
+    return get_model(str(active), config=active.config, memoize=False,
+                     custom_outputs=mock_outputs(), **active.model_args)

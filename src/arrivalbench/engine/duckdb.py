@@ -249,6 +249,14 @@ class Database:
         """A trusted table in schema main (the log under its bare name, for the reference)."""
         self._db.from_arrow(table).create(f'main."{name}"')
 
+    def define(self, name: str, query: str) -> None:
+        """A trusted view in schema main."""
+        self._db.execute(f'CREATE OR REPLACE VIEW main."{name}" AS {query}')
+
+    def set_step(self, name: str, value: int) -> None:
+        """Set the one value of a one-row table made by `create`."""
+        self._db.execute(f'UPDATE main."{name}" SET k = $1', [value])
+
     def run(self, statements: Statements, count: int | None = None) -> None:
         """Run the first `count` statements (all by default) over a new connection. Closing
         it rolls back whatever transaction the script left open."""

@@ -1,4 +1,4 @@
-"""Reports (DESIGN §8): metrics.json, report.md, report.html, one CSV per table and the
+"""Reports: metrics.json, report.md, report.html, one CSV per table and the
 figures, from a results file.
 
 `write` is the whole pipeline: load (read-only) -> metrics (pure) -> tables and figures ->
@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.report import figures, html, markdown, tables
+from arrivalbench.report import document, figures, html, markdown, tables
 from arrivalbench.report.bootstrap import METHOD
 from arrivalbench.report.load import load
-from arrivalbench.report.metrics import study, used_verdicts
+from arrivalbench.report.metrics import used_verdicts
 from arrivalbench.values import JSON
 
 DEFAULT_SEED = 0
@@ -36,10 +36,11 @@ def metrics_json(doc: JSON) -> str:
 
 
 def write(results: Path | str, out: Path | str, arms: Sequence[str] = (),
-          seed: int = DEFAULT_SEED) -> Written:
-    """Read `results` and write the report into the folder `out` (created if missing)."""
-    data = load(results, arms)
-    doc = study(data, seed)
+          seed: int = DEFAULT_SEED, compare: Sequence[str] = ()) -> Written:
+    """Read `results` and write the report into the folder `out` (created if missing); with
+    `compare` (two arms A, B), the report holds the shift of every metric from A to B too."""
+    data = load(results, arms, compare)
+    doc = document.build(data, seed, compare)
     count = len(used_verdicts(data))
     built = tables.build(doc)
     charts = figures.charts(doc)
@@ -54,7 +55,10 @@ def write(results: Path | str, out: Path | str, arms: Sequence[str] = (),
     files |= {out / f"{t.name}.csv": tables.to_csv(t) for t in built}
     files |= {out / "figures" / f"{c.name}.svg": c.svg for c in charts}
     files[out / "report.md"] = markdown.render(doc, built, charts, METHOD, count)
-    files[out / "report.html"] = html.render(doc, built, charts, METHOD, count)
+    from arrivalbench.report.timeline import section
+
+    files[out / "report.html"] = html.render(doc, built, charts, METHOD, count,
+                                             section(results))
     try:
         for name, *_ in figures.FIGURES:  # a figure this report does not have must not linger
             stale = out / "figures" / f"{name}.svg"

@@ -1,10 +1,10 @@
 """A seeded percentile bootstrap over tasks.
 
-The unit of resampling is the task, because every metric is a task mean (DESIGN §8): tasks are
-the sample, cells and seeds within a task are not independent draws. One resample draws T task
-indices with replacement from an arm's T tasks (sorted by id) and recomputes every metric of the
-arm from the per-task rates of the drawn tasks, so that derived metrics (group means, their
-difference) are resampled jointly with their parts.
+The unit of resampling is the task, because every metric is a task mean (docs/metrics.md):
+tasks are the sample, cells and seeds within a task are not independent draws. One resample
+draws T task indices with replacement from an arm's T tasks (sorted by id) and recomputes every
+metric of the arm from the per-task rates of the drawn tasks, so that derived metrics (group
+means, their difference) are resampled jointly with their parts.
 
 Randomness: a fresh `numpy.random.Generator(PCG64(seed))` per arm, drawing one (B, T) matrix of
 indices. Arms over the same tasks therefore share their resamples (a paired bootstrap), and an

@@ -18,6 +18,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from arrivalbench.report.definitions import few
 from arrivalbench.task import HAZARDS
 
 COLOURS = {"PASS": "#009E73", "FAIL": "#D55E00", "ERROR": "#E69F00"}  # Okabe-Ito
@@ -82,7 +83,8 @@ def _labelled_points(ax: Axes, points: Sequence[tuple[str, Mapping[str, Any],
         ax.errorbar([mx["value"]], [my["value"]], xerr=[[ex[0]], [ex[1]]],
                     yerr=[[ey[0]], [ey[1]]], fmt="o", color=POINT, ecolor="#7f9fbf",
                     elinewidth=1, capsize=2, markersize=6)
-        places.setdefault((round(mx["value"], 3), round(my["value"], 3)), []).append(arm)
+        mark = few(mx) or few(my)  # either interval on fewer than FEW_TASKS tasks
+        places.setdefault((round(mx["value"], 3), round(my["value"], 3)), []).append(arm + mark)
     ax.set_xlim(-0.04, 1.04)
     ax.set_ylim(-0.04, 1.04)
     ax.grid(True, color="#dddddd", linewidth=0.6)
@@ -104,6 +106,7 @@ def _labelled_points(ax: Axes, points: Sequence[tuple[str, Mapping[str, Any],
             if (dx, dy) != OFFSETS[-1]:
                 label.remove()
         placed.append(box)
+
 
 
 def _missing(ax: Axes, text: str) -> None:
@@ -186,14 +189,16 @@ def batch_dedup(doc: Mapping[str, Any]) -> Figure | None:
                         xerr=[[_err(m)[0]], [_err(m)[1]]] if m["value"] is not None else None,
                         error_kw={"elinewidth": 1, "capsize": 2, "ecolor": "#555555"},
                         label=f"{side} batch_dedup" if y == 0 else None)
+                # the label starts past the interval's upper end, so no whisker crosses it
+                end = value + _err(m)[1] if m["value"] is not None else 0.0
                 ax.annotate("no cell" if m["value"] is None
-                            else f"{m['value']:.2f} (n={m['n']})",
-                            (value, y + (k - 0.5) * 0.38), xytext=(4, 0),
+                            else f"{m['value']:.2f} (n={m['n']}{few(m)})",
+                            (end, y + (k - 0.5) * 0.38), xytext=(5, 0),
                             textcoords="offset points", va="center", fontsize=7,
                             color="#444444")
     ax.set_yticks(range(len(labels)), labels, fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlim(0, 1.25)
+    ax.set_xlim(0, 1.3)
     ax.set_xticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax.set_xlabel("failure rate on duplicates among snapshot-passing cells (task mean)")
     fig.legend(loc="outside upper center", ncols=2, fontsize=8, frameon=False)
@@ -203,16 +208,19 @@ def batch_dedup(doc: Mapping[str, Any]) -> Figure | None:
 FIGURES: tuple[tuple[str, str, str, Callable[[Mapping[str, Any]], Figure | None]], ...] = (
     ("snapshot_vs_silent", "Snapshot pass against silent failure",
      "One point per arm: the snapshot pass rate against the silent-failure rate among "
-     "snapshot-passing cells, with 95% bootstrap intervals.", snapshot_vs_silent),
+     "snapshot-passing cells, with 95% bootstrap intervals (\u2020: an interval on fewer than "
+     "10 tasks).", snapshot_vs_silent),
     ("composition", "Verdict composition per hazard",
      "PASS, FAIL and ERROR shares of each hazard's replays among snapshot-passing cells, "
      "per arm.", composition),
     ("ordering_vs_idempotency", "Ordering against idempotency",
      "Pass rate of the ordering group against the idempotency group, per arm; below the "
-     "diagonal an arm does worse on ordering.", ordering_vs_idempotency),
+     "diagonal an arm does worse on ordering (\u2020: an interval on fewer than 10 tasks).",
+     ordering_vs_idempotency),
     ("batch_dedup", "Dedup guard against failure on duplicates",
      "Silent failure and crash on duplicates for snapshot-passing cells with and without the "
-     "batch_dedup idiom.", batch_dedup),
+     "batch_dedup idiom, with 95% bootstrap intervals (\u2020: on fewer than 10 tasks).",
+     batch_dedup),
 )
 
 

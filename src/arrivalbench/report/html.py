@@ -9,8 +9,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from arrivalbench.report.definitions import DEFINITIONS, FEW_TASKS, MARK, few
 from arrivalbench.report.figures import Chart, inline
-from arrivalbench.report.markdown import DEFINITIONS
+from arrivalbench.report.markdown import left_out
 from arrivalbench.report.tables import DASH, Table, cell_text, fmt_number
 
 CSS = """
@@ -63,7 +64,7 @@ def _cell(column_kind: str, text: str, value: Any) -> str:
                     f'<span class="ci">n={value["n"]}</span></td>')
         return (f'<td class="num"><span class="v">{fmt_number(value["value"])}</span>'
                 f'<span class="ci">[{fmt_number(value["low"])}, {fmt_number(value["high"])}] '
-                f'n={value["n"]}</span></td>')
+                f'n={value["n"]}{few(value)}</span></td>')
     cls = ' class="num"' if column_kind in ("int", "number") else ""
     return f"<td{cls}>{html.escape(text)}</td>"
 
@@ -90,7 +91,7 @@ def table_html(table: Table) -> str:
 
 
 def render(doc: Mapping[str, Any], tables: Sequence[Table], charts: Sequence[Chart],
-           method: str, verdicts: int) -> str:
+           method: str, verdicts: int, extra: str = "") -> str:
     arms = ", ".join(f"<code>{html.escape(a)}</code>" for a in doc["arms"])
     links = [(t.name, t.title) for t in tables]
     links[1:1] = [("figures", "Figures")]
@@ -100,7 +101,9 @@ def render(doc: Mapping[str, Any], tables: Sequence[Table], charts: Sequence[Cha
         f'<figure id="figure-{c.name}"><h3>{html.escape(c.title)}</h3>\n'
         f"{inline(c.svg, c.title, c.name)}\n<figcaption>{_text(c.caption)}</figcaption></figure>"
         for c in charts)
-    definitions = "".join(f"<li>{_text(d)}</li>" for d in DEFINITIONS)
+    definitions = "".join(f"<li><strong>{html.escape(term)}</strong>: {_text(text)}</li>"
+                          for term, text in DEFINITIONS)
+    skipped = f'<p>{_text(left_out(doc))}</p>' if left_out(doc) else ""
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -116,7 +119,9 @@ def render(doc: Mapping[str, Any], tables: Sequence[Table], charts: Sequence[Cha
 <p>Arms: {arms}. Verdict records used: {verdicts}, digest
 <code>{html.escape(doc["results_digest"])}</code>.</p>
 <p class="muted">Intervals: 95% {html.escape(method)}; seed {doc["seed"]}. A resample in which a
-metric is undefined (no eligible task drawn) is left out of that metric's percentiles.</p>
+metric is undefined (no eligible task drawn) is left out of that metric's percentiles.
+{MARK} marks an interval that rests on fewer than {FEW_TASKS} tasks.</p>
+{skipped}
 <nav><ul>{nav}</ul></nav>
 </header>
 <main>
@@ -126,7 +131,7 @@ metric is undefined (no eligible task drawn) is left out of that metric's percen
 {figures}
 </section>
 {chr(10).join(table_html(t) for t in tables[1:])}
-<section id="definitions">
+{extra}<section id="definitions">
 <h2>Definitions</h2>
 <ul>{definitions}</ul>
 </section>

@@ -1,7 +1,7 @@
-"""Reading a results file for a report: read-only, into plain rows.
+"""Reading a results file for a report: through a read-only `Store`, into plain rows.
 
-The report never writes the results file and never goes through `Store` (which creates its
-tables when they are missing): a wrong path must be an error, not a new empty results file.
+A wrong path must be an error, not a new empty results file: the store is opened read-only,
+which neither creates a file nor changes one.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 
 from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.store import SCHEMA_VERSION
+from arrivalbench.store import Store
 
 REQUIRED_TABLES = ("meta", "cells", "verdicts", "artifacts", "turns")
 
@@ -66,8 +66,10 @@ class Results:
     turns: tuple[TurnRow, ...]
 
 
-def load(path: Path | str, arms: Sequence[str] = ()) -> Results:
-    """Read the cells of `arms` (all arms when empty) and everything attached to them.
+def load(path: Path | str, arms: Sequence[str] = (), compare: Sequence[str] = ()) -> Results:
+    """Read the cells of `arms` (all arms when empty) and of the `compare` arms, and everything
+    attached to them, through a read-only `Store`: the report never creates or changes a
+    results file.
 
     Raises ArrivalBenchError, with a one-line message, for a missing or unreadable file, a file
     that is not a results file of this schema version, a results file without cells, or an arm
@@ -79,21 +81,17 @@ def load(path: Path | str, arms: Sequence[str] = ()) -> Results:
     if path.is_dir():
         raise ArrivalBenchError(f"{path}: is a folder; give --results FILE, a DuckDB results "
                                 "file written by 'arrivalbench run'")
-    try:
-        con = duckdb.connect(str(path), read_only=True)
-    except (duckdb.Error, OSError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ArrivalBenchError(f"{path}: cannot be read as a results file ({first})") from None
-    try:
-        return _read(con, path, list(arms))
-    except duckdb.Error as exc:
-        first = str(exc).strip().splitlines()[0]
-        raise ArrivalBenchError(f"{path}: cannot be read as a results file ({first})") from None
-    finally:
-        con.close()
+    with Store(path, read_only=True) as store:
+        try:
+            return _read(store, path, list(arms), list(compare))
+        except duckdb.Error as exc:
+            first = str(exc).strip().splitlines()[0]
+            raise ArrivalBenchError(f"{path}: cannot be read as a results file ({first})") \
+                from None
 
 
-def _read(con: duckdb.DuckDBPyConnection, path: Path, wanted: list[str]) -> Results:
+def _read(store: Store, path: Path, wanted: list[str], compare: list[str]) -> Results:
+    con = store.con
     present = {r[0] for r in con.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
     ).fetchall()}
@@ -102,12 +100,7 @@ def _read(con: duckdb.DuckDBPyConnection, path: Path, wanted: list[str]) -> Resu
         raise ArrivalBenchError(f"{path}: not an arrivalbench results file (no table "
                                 f"{', '.join(missing)}); give a file written by "
                                 "'arrivalbench run'")
-    version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    if version is None or version[0] != str(SCHEMA_VERSION):
-        found = "none" if version is None else version[0]
-        raise ArrivalBenchError(f"{path}: results schema version {found}, this arrivalbench "
-                                f"reads version {SCHEMA_VERSION}")
-    known = [r[0] for r in con.execute("SELECT DISTINCT arm FROM cells ORDER BY arm").fetchall()]
+    known = store.arms()
     if not known:
         raise ArrivalBenchError(f"{path}: holds no cells yet; grade some arms first with "
                                 "'arrivalbench run --results FILE'")
@@ -115,10 +108,16 @@ def _read(con: duckdb.DuckDBPyConnection, path: Path, wanted: list[str]) -> Resu
     if unknown:
         raise ArrivalBenchError(f"--arm {unknown[0]}: not in {path}; arms there: "
                                 f"{', '.join(known)}")
-    arms = tuple(sorted(dict.fromkeys(wanted))) if wanted else tuple(known)
-    cells = tuple(CellRow(*r) for r in con.execute(
-        "SELECT arm, task, task_digest, replicate, artifact, reason FROM cells "
-        "WHERE list_contains($1, arm) ORDER BY arm, task, replicate", [list(arms)]).fetchall())
+    for arm in compare:
+        if arm not in known:
+            raise ArrivalBenchError(f"--compare {arm}: not in {path}; arms there: "
+                                    f"{', '.join(known)}")
+    if len(compare) == 2 and compare[0] == compare[1]:
+        raise ArrivalBenchError(f"--compare {compare[0]} {compare[1]}: the same arm twice; "
+                                "give two different arms")
+    arms = tuple(sorted(dict.fromkeys([*wanted, *compare]))) if wanted else tuple(known)
+    cells = tuple(CellRow(c.arm, c.task, c.task_digest, c.replicate, c.artifact, c.reason)
+                  for c in store.cells(list(arms)))
     verdicts = tuple(VerdictRow(*r) for r in con.execute(
         "SELECT task_digest, artifact, schedule, seed, verdict, engine_version, harness_version, "
         "record FROM verdicts v WHERE EXISTS (SELECT 1 FROM cells c WHERE list_contains($1, c.arm)"

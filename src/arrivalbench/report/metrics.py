@@ -1,55 +1,8 @@
-"""Metrics (DESIGN §8): pure functions from plain rows to task-mean rates with intervals.
+"""Metrics: pure functions from plain rows to task-mean rates with intervals.
 
-Definitions, in the order they are applied:
-
-1. **Verdicts of a cell.** A cell's verdicts are the stored verdicts with the cell's artifact and
-   task digest. When one (schedule, seed) was graded under several (harness, engine) versions,
-   the newest version pair is used (versions compared number by number). Schedules other than
-   `snapshot`, the controls `in_order`, `trickle` and the six hazards (e.g. `chaos`, which is
-   diagnostic) are ignored.
-2. **Gradeable.** A cell is gradeable when it has an artifact. Cells without one (a model reply
-   with no script, ...) are counted apart, by reason, and take part in no verdict metric; the
-   `gradeable` rate is the task mean of the share of a task's cells that have an artifact.
-   A gradeable cell without a `snapshot` verdict (a run that has not finished) is *ungraded*:
-   counted apart too, and in no verdict metric.
-3. **Per-cell indicators.** `snapshot_pass`: the snapshot verdict (seed 0) is PASS. A task
-   declares a hazard for a cell iff the cell has verdicts for it. The cell passes hazard H iff
-   every verdict on H (every seed) is PASS. `silent`: some hazard verdict is FAIL. `crash`:
-   some hazard verdict is ERROR. `all_in`: silent or crash (a cell can be both). The cell passes
-   both controls iff it has verdicts on `in_order` and on `trickle` and all are PASS.
-4. **Eligible cells.** `silent`, `crash`, `all_in` and `gap` are rates among gradeable
-   snapshot-passing cells that have at least one hazard verdict (a cell with none says nothing
-   about time). `gap` equals `all_in` by definition (DESIGN §8: the all-in failure among
-   snapshot-passing cells); `gap_controls` is the same among eligible cells that also pass both
-   controls. `hazards.H` is the rate of passing H among snapshot-passing cells with verdicts on
-   H. `snapshot_pass` is a rate among graded gradeable cells.
-5. **Task means.** A per-task rate is the mean of the indicator over the task's eligible cells
-   (all replicates). A metric is the unweighted mean of the per-task rates over the tasks that
-   have at least one eligible cell; **a task without an eligible cell is left out of the mean**,
-   and `n` is the number of tasks used. With no task used, the value is null.
-6. **Groups.** `ordering` is the mean of the `late_arrival` and `out_of_order` metrics,
-   `idempotency` the mean of `duplicates` and `crash_retry`; when only one of a group's two
-   hazards has a task, the group is that one; when neither, null. `n` of a group is the number of
-   tasks that contribute to any of its hazards. `ordering_minus_idempotency` is their difference
-   (null when either is). `schema_evolution` is the `schema_evolution` hazard metric, on its own;
-   `backfill` is in `hazards`, reported beside both groups.
-7. **Composition.** For hazard H and verdict V: among snapshot-passing cells with verdicts on H,
-   the share of the cell's H verdicts (seeds) that are V, averaged per task, then over tasks.
-8. **Repair** (arms with rows in `turns`, i.e. model arms): `repair.first_turn` is the all-in
-   failure of eligible cells whose first turn passed the snapshot; `repair.repaired` the same for
-   eligible cells that passed the snapshot only on a later turn; `repair.repaired_minus_first_turn`
-   their difference.
-9. **Dedup guard** (arms whose artifacts carry idiom tags): among snapshot-passing cells with
-   verdicts on `duplicates` and idiom tags, `batch_dedup.with.silent` is the rate of some
-   `duplicates` verdict FAIL for cells whose tags include `batch_dedup`, `.crash` of some ERROR;
-   `batch_dedup.without` the same for cells without the tag.
-10. **Spread** (arms whose tasks have several replicates; not `negatives`, whose cells are
-    distinct negative controls rather than replications): each headline metric and each
-    hazard's pass rate computed on the cells of one replicate index at a time; reported as the
-    per-replicate values, min, max and sample standard deviation (ddof 1) over the replicates
-    where the metric is defined.
-
-Intervals: see `bootstrap`. Numbers are rounded to 6 decimals in every output.
+What each metric means is written once, in `definitions` (the report renders it, and
+docs/metrics.md is generated from it); this module implements those definitions. Intervals: see
+`bootstrap`. Numbers are rounded to 6 decimals in every output.
 """
 
 from __future__ import annotations
@@ -290,6 +243,8 @@ class Metric:
     path: tuple[str, ...]
     inputs: tuple[str, ...]
     estimate: Callable[..., Vector]  # one argument per input, each (..., tasks)
+    # the tasks the metric rests on (its `n`); default: tasks where some input is defined
+    used: Callable[..., NDArray[np.bool_]] | None = None
 
 
 def _mean(path: tuple[str, ...], name: str) -> Metric:
@@ -302,6 +257,60 @@ def _group(*vs: Vector) -> Vector:
 
 def _diff(a: Vector, b: Vector, c: Vector, d: Vector) -> Vector:
     return _group(a, b) - _group(c, d)
+
+
+def task_min(v: Vector) -> Vector:
+    """Minimum over the last axis of the finite entries; NaN where there is none."""
+    ok = np.isfinite(v)
+    low = np.where(ok, v, np.inf).min(axis=-1, initial=np.inf)
+    out: Vector = np.where(ok.any(axis=-1), low, np.nan)
+    return out
+
+
+def task_median(v: Vector) -> Vector:
+    """Median over the last axis of the finite entries; NaN where there is none."""
+    rows = np.atleast_2d(v)
+    ok = np.isfinite(rows)
+    out: Vector = np.full(rows.shape[:-1], np.nan)
+    some = ok.any(axis=-1)
+    if some.any():
+        out[some] = np.nanmedian(np.where(ok, rows, np.nan)[some], axis=-1)
+    return out.reshape(np.shape(v)[:-1])
+
+
+def _weakest(*vs: Vector) -> Vector:
+    """The weakest hazard of a group: the smallest of its hazards' task means."""
+    return task_min(np.stack([task_mean(v) for v in vs], axis=-1))
+
+
+def _weakest_diff(a: Vector, b: Vector, c: Vector, d: Vector) -> Vector:
+    return _weakest(a, b) - _weakest(c, d)
+
+
+def paired_differences(a: Vector, b: Vector, c: Vector, d: Vector) -> Vector:
+    """Per task: its ordering rate (mean of its late_arrival and out_of_order rates) minus its
+    idempotency rate; NaN for a task without both groups."""
+    return mean_of(a, b) - mean_of(c, d)
+
+
+def _paired_used(a: Vector, b: Vector, c: Vector, d: Vector) -> NDArray[np.bool_]:
+    return np.isfinite(paired_differences(a, b, c, d))
+
+
+def _paired_median(a: Vector, b: Vector, c: Vector, d: Vector) -> Vector:
+    return task_median(paired_differences(a, b, c, d))
+
+
+def _paired_mean(a: Vector, b: Vector, c: Vector, d: Vector) -> Vector:
+    return task_mean(paired_differences(a, b, c, d))
+
+
+def paired_counts(vectors: Mapping[str, Vector]) -> dict[str, JSON]:
+    """How many tasks favour each group (a positive per-task difference favours ordering)."""
+    d = paired_differences(*(vectors[f"hazard:{h}"] for h in (*ORDERING, *IDEMPOTENCY)))
+    d = d[np.isfinite(d)]
+    return {"ordering_better": int((d > 0).sum()), "idempotency_better": int((d < 0).sum()),
+            "ties": int((d == 0).sum())}
 
 
 def metric_specs(available: Iterable[str]) -> list[Metric]:
@@ -321,6 +330,15 @@ def metric_specs(available: Iterable[str]) -> list[Metric]:
         Metric(("ordering_minus_idempotency",),
                tuple(f"hazard:{h}" for h in (*ORDERING, *IDEMPOTENCY)), _diff),
         _mean(("schema_evolution",), "hazard:schema_evolution"),
+        Metric(("weakest_link", "ordering"), tuple(f"hazard:{h}" for h in ORDERING), _weakest),
+        Metric(("weakest_link", "idempotency"), tuple(f"hazard:{h}" for h in IDEMPOTENCY),
+               _weakest),
+        Metric(("weakest_link", "ordering_minus_idempotency"),
+               tuple(f"hazard:{h}" for h in (*ORDERING, *IDEMPOTENCY)), _weakest_diff),
+        Metric(("paired", "median"), tuple(f"hazard:{h}" for h in (*ORDERING, *IDEMPOTENCY)),
+               _paired_median, _paired_used),
+        Metric(("paired", "mean"), tuple(f"hazard:{h}" for h in (*ORDERING, *IDEMPOTENCY)),
+               _paired_mean, _paired_used),
     ]
     specs += [_mean(("hazards", h), f"hazard:{h}") for h in HAZARDS]
     specs += [_mean(("composition", h, v), f"composition:{h}:{v}")
@@ -353,7 +371,7 @@ class Estimate:
         return {"value": self.value, "low": self.low, "high": self.high, "n": self.n}
 
 
-def _round(x: float) -> float | None:
+def rounded(x: float) -> float | None:
     return None if not np.isfinite(x) else round(float(x), DIGITS) + 0.0  # no -0.0
 
 
@@ -362,16 +380,17 @@ def estimate(metric: Metric, vectors: Mapping[str, Vector],
     """The point value on the arm's tasks and, with `indices` (resamples x tasks), the interval
     of the same estimator over the resampled tasks."""
     inputs = [vectors[name] for name in metric.inputs]
-    n = int(np.any(np.isfinite(np.stack(inputs)), axis=0).sum())
+    n = int((metric.used(*inputs) if metric.used is not None
+             else np.any(np.isfinite(np.stack(inputs)), axis=0)).sum())
     value = float(metric.estimate(*inputs))
     if indices is None or not np.isfinite(value):
         low = high = float("nan")
     else:
         low, high = interval(metric.estimate(*(v[indices] for v in inputs)))
-    return Estimate(_round(value), _round(low), _round(high), n)
+    return Estimate(rounded(value), rounded(low), rounded(high), n)
 
 
-def _tree(items: Iterable[tuple[tuple[str, ...], JSON]]) -> dict[str, JSON]:
+def tree(items: Iterable[tuple[tuple[str, ...], JSON]]) -> dict[str, JSON]:
     root: dict[str, JSON] = {}
     for path, value in items:
         node = root
@@ -422,9 +441,9 @@ def spread(arm: str, facts: Sequence[CellFacts]) -> dict[str, JSON] | None:
             "values": values,
             "min": min(defined) if defined else None,
             "max": max(defined) if defined else None,
-            "sd": _round(float(np.std(defined, ddof=1))) if len(defined) >= 2 else None,
+            "sd": rounded(float(np.std(defined, ddof=1))) if len(defined) >= 2 else None,
         }))
-    return _tree(items)
+    return tree(items)
 
 
 def arm_metrics(arm: str, facts: Sequence[CellFacts], seed: int,
@@ -435,7 +454,10 @@ def arm_metrics(arm: str, facts: Sequence[CellFacts], seed: int,
     rs = rates(facts)
     vectors = {name: per_task(facts, tasks, r) for name, r in rs.items()}
     indices = resample_indices(len(tasks), seed, resamples)
-    doc = _tree((m.path, estimate(m, vectors, indices).document()) for m in metric_specs(rs))
+    doc = tree((m.path, estimate(m, vectors, indices).document()) for m in metric_specs(rs))
+    paired = doc["paired"]
+    assert isinstance(paired, dict)
+    paired.update(paired_counts(vectors))
     doc["cells"] = cell_counts(facts, reasons or {})
     extra = spread(arm, facts)
     if extra is not None:

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from arrivalbench.report.definitions import DEFINITIONS, FEW_TASKS, few
 from arrivalbench.task import HAZARDS
 from arrivalbench.values import JSON
 
@@ -51,12 +52,20 @@ def fmt_number(x: float | None) -> str:
     return DASH if x is None else f"{x:.2f}"
 
 
+
 def fmt_metric(m: Mapping[str, Any]) -> str:
-    """`0.67 [0.33, 1.00] n=3`; a dash and `n=0` when undefined."""
+    """`0.67 [0.33, 1.00] n=3†` (marked: fewer than 10 tasks); a dash and `n=0` when
+    undefined."""
     if m["value"] is None:
         return f"{DASH} n={m['n']}"
     return (f"{fmt_number(m['value'])} [{fmt_number(m['low'])}, {fmt_number(m['high'])}] "
-            f"n={m['n']}")
+            f"n={m['n']}{few(m)}")
+
+
+def caption(term: str) -> str:
+    """The definition of `term`, as a table caption."""
+    text = dict(DEFINITIONS)[term]
+    return text[0].upper() + text[1:]
 
 
 def _metric_cols(keys: Sequence[str]) -> tuple[Column, ...]:
@@ -93,6 +102,24 @@ def build(doc: Mapping[str, Any]) -> list[Table]:
                      "ordering_minus_idempotency": m["ordering_minus_idempotency"],
                      "backfill": m["hazards"]["backfill"],
                      "schema_evolution": m["schema_evolution"]} for a, m in arms.items())),
+        Table("weakest_link", "Weakest link",
+              caption("Weakest link"),
+              (Column("arm", "arm", "text"),
+               Column("ordering", "weakest ordering", "metric"),
+               Column("idempotency", "weakest idempotency", "metric"),
+               Column("ordering_minus_idempotency", "weakest: ordering \u2212 idempotency",
+                      "metric"),
+               Column("group", "group means: ordering \u2212 idempotency", "metric")),
+              tuple({"arm": a, **m["weakest_link"], "group": m["ordering_minus_idempotency"]}
+                    for a, m in arms.items())),
+        Table("paired", "Paired differences per task (ordering \u2212 idempotency)",
+              caption("Paired differences"),
+              (Column("arm", "arm", "text"),
+               Column("ordering_better", "tasks favouring ordering", "int"),
+               Column("idempotency_better", "tasks favouring idempotency", "int"),
+               Column("ties", "ties", "int"),
+               *_metric_cols(("median", "mean"))),
+              tuple({"arm": a, **m["paired"]} for a, m in arms.items())),
         Table("composition", "Verdict composition per hazard",
               "Share of PASS, FAIL and ERROR among the hazard's replays (seeds) of "
               "snapshot-passing cells; task means.",
@@ -154,8 +181,58 @@ def build(doc: Mapping[str, Any]) -> list[Table]:
               tuple({"arm": a, "reason": r, "cells": k} for a, m in arms.items()
                     for r, k in m["cells"]["no_artifact_reasons"].items()),
               "Every cell has an artifact."),
+        Table("per_task", "Small arms, cell by cell",
+              caption("Small arms"),
+              (Column("arm", "arm", "text"), Column("task", "task", "text"),
+               Column("replicate", "replicate", "int"), Column("snapshot", "snapshot", "text"),
+               Column("in_order", "in_order", "text"), Column("trickle", "trickle", "text"),
+               *(Column(h, h, "text") for h in HAZARDS), Column("class", "class", "text")),
+              tuple({"arm": a, "task": r["task"], "replicate": r["replicate"],
+                     **{k: r[k] or DASH for k in ("snapshot", "in_order", "trickle")},
+                     **{h: r["hazards"][h] or DASH for h in HAZARDS}, "class": r["class"]}
+                    for a, m in arms.items() for r in m.get("per_task", ())),
+              f"Every arm has at least {FEW_TASKS} tasks."),
     ]
+    if doc.get("no_scripts"):
+        tables.append(Table(
+            "no_scripts", "Arms without a script (left out)",
+            "No cell of these arms has a script, so they have no verdict and no column; a "
+            "trial run belongs in its own results file (`--results`).",
+            (Column("arm", "arm", "text"), Column("cells", "cells", "int"),
+             Column("reasons", "reasons", "text")),
+            tuple({"arm": a, "cells": v["cells"],
+                   "reasons": "; ".join(f"{r} ({k})" for r, k in v["reasons"].items())}
+                  for a, v in doc["no_scripts"].items())))
+    if "comparison" in doc:
+        tables += comparison_tables(doc["comparison"])
     return tables
+
+
+def _leaves(node: Mapping[str, Any], prefix: tuple[str, ...] = ()
+            ) -> list[tuple[str, Mapping[str, Any]]]:
+    if "shift" in node:
+        return [(".".join(prefix), node)]
+    return [leaf for k, v in node.items() for leaf in _leaves(v, (*prefix, k))]
+
+
+def comparison_tables(c: Mapping[str, Any]) -> list[Table]:
+    a, b = c["a"], c["b"]
+    cells = c["cells"]
+    return [
+        Table("comparison", f"Comparison: {b} against {a}",
+              f"{caption('Comparison')} Common tasks: {c['tasks']}.",
+              (Column("metric", "metric", "text"), Column("a", a, "number"),
+               Column("b", b, "number"), Column("shift", f"shift ({b} \u2212 {a})", "metric")),
+              tuple({"metric": name, "a": leaf["a"], "b": leaf["b"], "shift": leaf["shift"]}
+                    for name, leaf in _leaves(c["metrics"]))),
+        Table("changed_cells", f"Cells whose class changed from {a} to {b}",
+              f"{cells['compared']} cells matched on (task, replicate); "
+              f"{len(cells['changed'])} changed class; {cells['only_a']} only in {a}, "
+              f"{cells['only_b']} only in {b}.",
+              (Column("task", "task", "text"), Column("replicate", "replicate", "int"),
+               Column("a", a, "text"), Column("b", b, "text")),
+              tuple(cells["changed"]), "No matched cell changed class."),
+    ]
 
 
 def _spread_rows(spread: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:

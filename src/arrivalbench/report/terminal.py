@@ -6,45 +6,94 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from rich import box
 from rich.table import Table
 
-from arrivalbench.report.tables import DASH, fmt_number
+from arrivalbench.report.definitions import FEW_TASKS, MARK, few
+from arrivalbench.report.tables import DASH, comparison_tables, fmt_number
 
 HEADLINE = (("snapshot_pass", "snapshot pass"), ("gap", "gap (all-in)"),
             ("gap_controls", "gap (controls)"), ("silent", "silent"), ("crash", "crash"),
             ("ordering", "ordering"), ("idempotency", "idempotency"),
-            ("ordering_minus_idempotency", "ordering \u2212 idemp."), ("backfill", "backfill"),
-            ("schema_evolution", "schema_evolution"))
+            ("ordering_minus_idempotency", "ordering \u2212 idemp."),
+            ("weakest_link.ordering_minus_idempotency", "weakest: ord. \u2212 idemp."),
+            ("paired.median", "paired median"),
+            ("hazards.backfill", "backfill"), ("schema_evolution", "schema_evolution"))
+
+
+def _at(m: Mapping[str, Any], path: str) -> Mapping[str, Any]:
+    node = m
+    for key in path.split("."):
+        node = node[key]
+    return node
 
 
 def _cell(m: Mapping[str, Any]) -> str:
     if m["value"] is None:
         return f"[dim]{DASH}[/dim]"
     return (f"{fmt_number(m['value'])} [dim]\\[{fmt_number(m['low'])},"
-            f"{fmt_number(m['high'])}][/dim]")
+            f"{fmt_number(m['high'])}]{few(m)}[/dim]")
 
 
 def summary_table(doc: Mapping[str, Any]) -> Table:
     arms = doc["arms"]
-    table = Table(title=f"task means, 95% bootstrap intervals over tasks (seed {doc['seed']})",
-                  title_justify="left")
+    table = Table(title=f"task means, 95% bootstrap intervals over tasks (seed {doc['seed']}); "
+                        f"{MARK} fewer than {FEW_TASKS} tasks", title_justify="left")
     table.add_column("", no_wrap=True)
     for arm in arms:
         table.add_column(arm, justify="right")
     table.add_row("tasks", *(str(m["cells"]["tasks"]) for m in arms.values()))
-    table.add_row("cells (no script)", *(
-        f"{m['cells']['total']}" + (f" ({m['cells']['no_artifact']})"
-                                    if m["cells"]["no_artifact"] else "")
-        for m in arms.values()), end_section=True)
+    table.add_row("cells", *(str(m["cells"]["total"]) for m in arms.values()))
+    table.add_row("cells without a script", *(str(m["cells"]["no_artifact"])
+                                              for m in arms.values()), end_section=True)
     for key, label in HEADLINE:
-        table.add_row(label, *(_cell(m["hazards"][key] if key == "backfill" else m[key])
-                               for m in arms.values()))
+        table.add_row(label, *(_cell(_at(m, key)) for m in arms.values()))
     return table
+
+
+def comparison_table(doc: Mapping[str, Any]) -> Table:
+    """The shift of every metric between the two compared arms (composition shares only in
+    comparison.csv: eighteen rows that would bury the rest)."""
+    shifts = comparison_tables(doc["comparison"])[0]
+    c = doc["comparison"]
+    table = Table(title=f"shift {c['b']} \u2212 {c['a']} on {c['tasks']} common tasks, "
+                        "paired 95% bootstrap intervals",
+                  caption="composition shares: comparison.csv", caption_justify="left",
+                  title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column("metric", no_wrap=True)
+    for label in (c["a"], c["b"], "shift", "interval", "n"):
+        table.add_column(label, justify="right", no_wrap=label in ("shift", "interval"))
+    for row in shifts.rows:
+        if row["metric"].startswith("composition."):
+            continue
+        m = row["shift"]
+        interval = (f"[dim]\\[{fmt_number(m['low'])},{fmt_number(m['high'])}]{few(m)}[/dim]"
+                    if m["value"] is not None else "")
+        table.add_row(row["metric"].replace("ordering_minus_idempotency", "ord\u2212idem"),
+                      fmt_number(row["a"]), fmt_number(row["b"]), fmt_number(m["value"]),
+                      interval, f"{m['n']}")
+    return table
+
+
+def changed_lines(doc: Mapping[str, Any]) -> list[str]:
+    """One line per cell whose class changed between the compared arms, then a count."""
+    c = doc["comparison"]
+    cells = c["cells"]
+    lines = [f"{r['task']} replicate {r['replicate']}: {r['a']} \u2192 {r['b']}"
+             for r in cells["changed"]]
+    lines.append(f"{len(cells['changed'])} of {cells['compared']} matched cells changed "
+                 f"class ({cells['only_a']} only in {c['a']}, {cells['only_b']} only in "
+                 f"{c['b']})")
+    return lines
 
 
 def notes(doc: Mapping[str, Any]) -> list[str]:
     """Lines worth a reader's attention below the table: cells left out of every metric."""
     lines = []
+    for arm, v in doc.get("no_scripts", {}).items():
+        reasons = ", ".join(f"{r} ({k})" for r, k in v["reasons"].items())
+        lines.append(f"{arm}: no cell has a script ({v['cells']} cells: {reasons}); left out "
+                     "of every table")
     for arm, m in doc["arms"].items():
         cells = m["cells"]
         if cells["ungraded"]:

@@ -1,5 +1,5 @@
-"""The prompt an agent gets (DESIGN §7): the ticket, the schemas, the contract of §2 and a
-paragraph on the snapshot test. The unhinted prompt names no hazard.
+"""The prompt an agent gets: the ticket, the schemas, the execution contract and a paragraph on
+the snapshot test. The unhinted prompt names no hazard.
 
 Variants:
 - `unhinted` (default): nothing about delivery beyond the contract;
@@ -18,14 +18,14 @@ VARIANTS = ("unhinted", "hazard_hint", "architecture")
 DEFAULT_VARIANT = "unhinted"
 MAX_TURNS = 3  # the snapshot repair loop: the first reply and at most two corrections
 
-# DESIGN §2, word for word.
+# The execution contract, word for word as the README states it; no word of it names a hazard.
 CONTRACT = """\
-1. The database is DuckDB (the version pinned by the project). One database persists across all runs of one replay.
+1. The database is DuckDB (the version pinned by the project). One database persists from the first run to the last.
 2. The pipeline is one text file of SQL statements separated by semicolons.
 3. Before every run, schema `incoming` holds one table per source, named after the source (`incoming.orders`), holding exactly the records delivered in this batch — possibly none. The runner replaces these tables before each run; the pipeline must not rely on writing them.
 4. The pipeline runs once per batch, statement by statement, each statement committing on its own unless the script opens its own transaction, over a **new connection**: temporary tables, views and macros do not survive from one run to the next; persistent objects in schema `main` do.
 5. The first run starts with an empty `main` schema. After every run, `main.<target>` must exist and hold the result over all records delivered so far.
-6. The pipeline may not touch files, the network or extensions, and may not change settings; each statement has a time limit and the database a memory limit. A breach is an `ERROR`, never a crash of the harness."""
+6. The pipeline may not touch files, the network or extensions, and may not change settings; each statement has a time limit and the database a memory limit. A breach is an `ERROR`; the runner itself keeps going."""
 
 SNAPSHOT_TEST = """\
 Before your script is accepted it is run once on a test batch holding the complete sample \

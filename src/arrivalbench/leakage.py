@@ -1,4 +1,4 @@
-"""The leakage scan (DESIGN §7): no unhinted prompt, and no ticket, may name a hazard.
+"""The leakage scan: no unhinted prompt, and no ticket, may name a hazard.
 
 The vocabulary lives here and only here: one entry per concept, each a list of word-boundary
 patterns that cover the inflections and the spellings people actually write (`dedup`,
@@ -6,10 +6,8 @@ patterns that cover the inflections and the spellings people actually write (`de
 Matching ignores case. Word boundaries keep ordinary words out: `later`, `latest`, `template`,
 `plate`, `relate` and `translate` never match `late`; `orders` never matches `reorder`.
 
-Two fixed phrases of the normative contract (DESIGN §2), which every prompt quotes word for word,
-use a listed word: "all runs of one replay" (the harness's name for one graded run) and "never a
-crash of the harness" (about the harness, not about the pipeline). They are listed in `ALLOWED`
-and masked before the scan, word for word; the same words anywhere else still count.
+There are no exceptions: the execution contract that every prompt quotes is worded so that it
+passes the scan like any other text.
 """
 
 from __future__ import annotations
@@ -75,11 +73,6 @@ VOCABULARY: dict[str, tuple[str, ...]] = {
     ),
 }
 
-ALLOWED: tuple[str, ...] = (
-    "persists across all runs of one replay",
-    "never a crash of the harness",
-)
-
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (concept, re.compile(r"(?<![\w-])(?:" + pattern + r")(?![\w])", re.IGNORECASE))
     for concept, patterns in VOCABULARY.items() for pattern in patterns)
@@ -96,26 +89,18 @@ class Leak:
         return f"{self.word!r} ({self.concept}) on line {self.line}: {self.context!r}"
 
 
-def _mask(text: str) -> str:
-    for phrase in ALLOWED:
-        text = re.sub(re.escape(phrase), lambda m: " " * len(m.group(0)), text,
-                      flags=re.IGNORECASE)
-    return text
-
-
 def scan(text: str) -> list[Leak]:
     """Every occurrence of hazard vocabulary in `text`, in order of position; where matches
     overlap, the longest one is reported."""
-    masked = _mask(text)
     lines = text.splitlines()
     matches = sorted(((m.start(), -(m.end() - m.start()), concept)
-                      for concept, pattern in _PATTERNS for m in pattern.finditer(masked)))
+                      for concept, pattern in _PATTERNS for m in pattern.finditer(text)))
     leaks: list[Leak] = []
     end = -1
     for start, negative_length, concept in matches:
         if start < end:
             continue  # inside a longer match already reported
         end = start - negative_length
-        line = masked.count("\n", 0, start) + 1
+        line = text.count("\n", 0, start) + 1
         leaks.append(Leak(concept, text[start:end], line, lines[line - 1].strip()[:120]))
     return leaks

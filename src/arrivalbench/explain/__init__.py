@@ -1,0 +1,191 @@
+"""Why a pipeline fails: the first divergent batch, a minimal failing plan, a timeline, a repro.
+
+`explain` replays one (schedule, seed) with the every-batch check, twice, to rule out a
+pipeline whose result depends on chance (then it reports the rows that differ and stops); it
+shrinks the plan to a minimal one that fails in the same way and describes that plan batch by
+batch.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from arrivalbench.checkpoints import Checked, final_delivered, reference_over, replay_checked
+from arrivalbench.engine import Limits, Table
+from arrivalbench.engine import duckdb as engine
+from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.explain.shrink import Shrunk, shrink
+from arrivalbench.explain.timeline import timeline
+from arrivalbench.grading import DEFAULT_SEEDS, artifact_digest, check_kind, judge, schedule
+from arrivalbench.oracle import Diff, compare
+from arrivalbench.plans import document as plan_document
+from arrivalbench.schedules import CONTROLS, Schedule
+from arrivalbench.task import TaskSpec
+from arrivalbench.values import JSON, row_sort_key
+
+DEFAULT_BUDGET = 400
+
+Signature = tuple[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class Explanation:
+    spec: TaskSpec
+    script: str
+    kind: str
+    seed: int
+    verdict: str
+    signature: Signature
+    checked: Checked
+    nondeterministic: Diff | None = None
+    shrunk: Shrunk | None = None
+    minimal_checked: Checked | None = None
+    statements: tuple[str, ...] = ()
+
+    @property
+    def needs_every_batch(self) -> bool:
+        """The minimal plan fails only on the way, not in its final table."""
+        return self.signature[0].endswith("-midway")
+
+    def document(self, repro: str | None = None) -> dict[str, JSON]:
+        first = self.checked.first_divergence
+        doc: dict[str, JSON] = {
+            "task": self.spec.id,
+            "artifact": artifact_digest(self.script),
+            "schedule": self.kind,
+            "seed": self.seed,
+            "verdict": self.verdict,
+            "failure": {"kind": self.signature[0], "as": list(self.signature[1])},
+            "nondeterministic": self.nondeterministic is not None,
+            "first_divergence": None if first is None else {
+                **first.document(), "reconverged": self.checked.checks[-1].ok
+                if self.checked.checks else False},
+            "minimal": None,
+            "timeline": [],
+            "repro": repro,
+        }
+        if self.nondeterministic is not None:
+            doc["differing"] = self.nondeterministic.document()
+        if self.shrunk is not None and self.minimal_checked is not None:
+            plan = self.shrunk.schedule
+            doc["minimal"] = {
+                "plan": plan_document(self.spec, plan),
+                "records": len({r for b in plan.batches for r in b.records}),
+                "deliveries": plan.deliveries(),
+                "batches": len(plan.batches),
+                "aborts": sum(1 for b in plan.batches if b.aborted),
+                "one_minimal": self.shrunk.one_minimal,
+                "replays": self.shrunk.replays,
+            }
+            doc["timeline"] = timeline(self.spec, plan, self.minimal_checked, self.statements)
+        return doc
+
+
+def signature(spec: TaskSpec, plan: Schedule, checked: Checked, limits: Limits = Limits()
+              ) -> Signature:
+    """How a replay fails: the verdict, with the diff kinds of a FAIL or the phase of an
+    ERROR; `-midway` when only the every-batch check sees it. The final table is judged as
+    `grade --plan` judges it, so that a repro bundle reproduces the same failure."""
+    outcome = checked.outcome
+    if outcome.failure is not None:
+        return ("ERROR", (outcome.failure.phase,))
+    assert outcome.table is not None
+    final = compare(reference_over(spec, final_delivered(plan), limits), outcome.table,
+                    spec.target)
+    if not final.ok:
+        return ("FAIL", kinds(final))
+    first = checked.first_divergence
+    if first is None:
+        return ("PASS", ())
+    if first.diff is None:
+        return ("ERROR-midway", ("read-target",))
+    return ("FAIL-midway", kinds(first.diff))
+
+
+def kinds(diff: Diff | None) -> tuple[str, ...]:
+    if diff is None:
+        return ()
+    found = {str(p["problem"]) for p in diff.schema} | {k for k, n in diff.counts.items() if n}
+    return tuple(sorted(found))
+
+
+def _checked(spec: TaskSpec, script: str, plan: Schedule, limits: Limits) -> Checked:
+    return replay_checked(spec, script, plan, limits)
+
+
+def pick(spec: TaskSpec, script: str, kind: str | None, seed: int | None,
+         limits: Limits = Limits()) -> tuple[str, int] | None:
+    """The first failing (schedule, seed) of a default grade, with the every-batch check."""
+    kinds_ = [kind] if kind is not None else ["snapshot", *CONTROLS[1:], *spec.hazards]
+    seeds = [seed] if seed is not None else list(range(DEFAULT_SEEDS))
+    for k in kinds_:
+        for s in ([0] if k == "snapshot" and seed is None else seeds):
+            verdict, _ = judge(spec, script, schedule(spec, k, s), k, s, limits, every_batch=True)
+            if verdict.verdict != "PASS":
+                return k, s
+    return None
+
+
+def check_schedule(spec: TaskSpec, kind: str) -> None:
+    check_kind(spec, kind)
+    allowed = ["snapshot", *CONTROLS[1:], *spec.hazards, "chaos"]
+    if kind not in allowed:
+        raise ArrivalBenchError(f"schedule {kind!r}: task {spec.id} does not declare it; "
+                                f"allowed: {', '.join(allowed)}")
+
+
+def statement_texts(script: str) -> tuple[str, ...]:
+    with engine.database(Limits()) as db:
+        try:
+            return tuple(s.query.strip() for s in db.split(script).parsed)
+        except Exception:  # an unparsable script still gets explained: its ERROR is the story
+            return ()
+
+
+def _rows(table: Table | None) -> Counter[tuple[object, ...]]:
+    return Counter(sorted((tuple(r) for r in table.rows), key=row_sort_key)) if table else \
+        Counter()
+
+
+def explain(spec: TaskSpec, script: str, kind: str, seed: int, budget: int = DEFAULT_BUDGET,
+            limits: Limits = Limits(),
+            on_step: Callable[[str], None] | None = None) -> Explanation:
+    note = on_step or (lambda _m: None)
+    original = schedule(spec, kind, seed)
+    statements = statement_texts(script)
+    note(f"replaying {kind}, seed {seed}, twice")
+    first = _checked(spec, script, original, limits)
+    second = _checked(spec, script, original, limits)
+    sig = signature(spec, original, first, limits)
+    verdict = sig[0].split("-")[0]
+    a, b = first.outcome, second.outcome
+    differs = (a.failure is None) != (b.failure is None) or \
+        (a.failure is not None and b.failure is not None and
+         (a.failure.phase, a.failure.batch) != (b.failure.phase, b.failure.batch)) or \
+        _rows(a.table) != _rows(b.table)
+    if differs:
+        diff = compare(a.table, b.table, spec.target) if a.table and b.table else Diff(
+            ({"problem": "error", "column": (a.failure or b.failure).message  # type: ignore[union-attr]
+              },))
+        return Explanation(spec, script, kind, seed, verdict, sig, first, diff,
+                           statements=statements)
+    if sig[0] == "PASS":
+        return Explanation(spec, script, kind, seed, "PASS", sig, first, statements=statements)
+
+    def fails(plan: Schedule) -> bool:
+        return signature(spec, plan, _checked(spec, script, plan, limits), limits) == sig
+
+    note(f"shrinking (budget {budget} replays)")
+    shrunk = shrink(original, fails, budget, max(1, len(statements)))
+    minimal = _checked(spec, script, shrunk.schedule, limits)
+    return Explanation(spec, script, kind, seed, verdict, sig, first, None, shrunk, minimal,
+                       statements)
+
+
+def first_line(statement: str) -> str:
+    return next((line.strip() for line in statement.splitlines() if line.strip()), "")
+
+
+__all__: Sequence[str] = ("DEFAULT_BUDGET", "Explanation", "explain", "pick", "signature")

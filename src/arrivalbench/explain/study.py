@@ -1,0 +1,172 @@
+"""`explain` over a results file: the minimal failing plan of every failing cell, stored in the
+results file's `minimal_plans` table, and the shape each plan has.
+
+A cell's artifact is explained once per task digest, on its first failing verdict in plan order
+(snapshot, the controls, then each declared hazard, seeds in order). Already explained artifacts
+are skipped, so the pass resumes. The table is created when missing; nothing else in the file
+changes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from arrivalbench.engine import Limits
+from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.explain import DEFAULT_BUDGET, explain
+from arrivalbench.schedules import CONTROLS
+from arrivalbench.store import Store, current_versions
+from arrivalbench.task import TaskSpec, load_spec
+from arrivalbench.values import JSON, canonical_json
+
+DDL = """
+CREATE TABLE IF NOT EXISTS minimal_plans (
+    task_digest      VARCHAR NOT NULL,
+    artifact         VARCHAR NOT NULL,
+    engine_version   VARCHAR NOT NULL,
+    harness_version  VARCHAR NOT NULL,
+    task             VARCHAR NOT NULL,
+    schedule         VARCHAR NOT NULL,     -- the failing verdict explained
+    seed             INTEGER NOT NULL,
+    verdict          VARCHAR NOT NULL,     -- FAIL | ERROR | PASS (passes with the check: none)
+    shape            VARCHAR NOT NULL,     -- e.g. "one record twice in one batch"
+    records          INTEGER,
+    batches          INTEGER,
+    aborts           INTEGER,
+    one_minimal      BOOLEAN,
+    replays          INTEGER,
+    nondeterministic BOOLEAN NOT NULL,
+    document         JSON NOT NULL,        -- the explain document: plan, timeline, diff
+    PRIMARY KEY (task_digest, artifact, engine_version, harness_version)
+);
+"""
+
+
+def shape(doc: dict[str, JSON]) -> str:
+    """A minimal plan's shape in words: the failure taxonomy made concrete."""
+    if doc.get("nondeterministic"):
+        return "nondeterministic"
+    minimal = doc.get("minimal")
+    if not isinstance(minimal, dict):
+        return "passes with the every-batch check"
+    timeline = doc["timeline"]
+    repeats = [(e["batch"], r["repeat"]) for e in timeline for r in e["records"]]
+    again_same = any(r["repeat"] and not _first_in(timeline, e, r) for e in timeline
+                     for r in e["records"])
+    aborts = [e["abort"] for e in timeline if e["abort"] is not None]
+    records, batches = minimal["records"], minimal["batches"]
+    repeated = sum(1 for _, r in repeats if r)
+    suffix = "" if doc["verdict"] != "ERROR" else f" ({doc['failure']['as'][0]} error)"
+    if aborts:
+        where = ["after the last statement" if a["after_statement"] >= a["of"] else
+                 "mid-script" for a in aborts]
+        kinds = sorted(set(where))
+        count = "one abort" if len(aborts) == 1 else f"{len(aborts)} aborts"
+        return f"{count} {' and '.join(kinds)}{suffix}"
+    if any(e["evolution"] for e in timeline):
+        return f"the new column{suffix}"
+    if repeated:
+        what = "one record" if records == 1 else f"{records} records"
+        place = "in one batch" if again_same else "in a later batch"
+        return f"{what} twice {place}{suffix}"
+    if batches == 1:
+        return f"{records} record{'s' if records != 1 else ''} in one batch{suffix}"
+    return f"{records} records over {batches} batches, none repeated{suffix}"
+
+
+def _first_in(timeline: Sequence[dict[str, JSON]], entry: dict[str, JSON],
+              record: dict[str, JSON]) -> bool:
+    """Whether `record` (a repeat in `entry`) was first delivered in an earlier batch."""
+    return any(r["key"] == record["key"] and r["source"] == record["source"]
+               for e in timeline if e["batch"] < entry["batch"] for r in e["records"])
+
+
+@dataclass(frozen=True)
+class StudySummary:
+    explained: int
+    skipped: int
+    shapes: dict[str, int]
+
+
+def _order(spec: TaskSpec) -> list[str]:
+    return ["snapshot", *CONTROLS[1:], *spec.hazards]
+
+
+def explain_results(results: Path, budget: int = DEFAULT_BUDGET, arms: Sequence[str] = (),
+                    limits: Limits = Limits(),
+                    note: Callable[[str], None] | None = None) -> StudySummary:
+    if not results.is_file():
+        raise ArrivalBenchError(f"--results {results}: no such results file; give a file "
+                                "written by 'arrivalbench run'")
+    say = note or (lambda _m: None)
+    engine_version, harness_version = current_versions()
+    with Store(results) as store:
+        store.con.execute(DDL)
+        tasks = store.tasks()
+        cells = [c for c in store.cells(list(arms) or None) if c.artifact is not None]
+        done = {(d, a) for d, a in store.con.execute(
+            "SELECT task_digest, artifact FROM minimal_plans WHERE engine_version = ? AND "
+            "harness_version = ?", [engine_version, harness_version]).fetchall()}
+        failing: dict[tuple[str, str], list[tuple[str, int, str]]] = {}
+        for d, a, s, seed, v in store.con.execute(
+                "SELECT task_digest, artifact, schedule, seed, verdict FROM verdicts WHERE "
+                "verdict <> 'PASS' AND engine_version = ? AND harness_version = ?",
+                [engine_version, harness_version]).fetchall():
+            failing.setdefault((d, a), []).append((s, int(seed), v))
+        explained = skipped = 0
+        seen: set[tuple[str, str]] = set()
+        for cell in sorted(cells, key=lambda c: (c.task, c.arm, c.replicate)):
+            key = (cell.task_digest, str(cell.artifact))
+            if key in seen or key not in failing:
+                continue
+            seen.add(key)
+            if key in done:
+                skipped += 1
+                continue
+            stored = tasks.get(cell.task_digest)
+            if stored is None:
+                continue
+            spec = load_spec(stored.source)
+            if spec.digest != cell.task_digest:
+                say(f"{cell.task}: the task changed since it was graded; not explained")
+                continue
+            order = _order(spec)
+            kind, seed, _v = min(failing[key], key=lambda f: (
+                order.index(f[0]) if f[0] in order else len(order), f[1]))
+            say(f"explaining {cell.arm} {cell.task} ({kind}, seed {seed})")
+            found = explain(spec, store.artifact_sql(key[1]), kind, seed, budget, limits)
+            doc = found.document()
+            minimal = doc["minimal"] if isinstance(doc["minimal"], dict) else {}
+            store.con.execute(
+                "INSERT INTO minimal_plans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                "?)", [key[0], key[1], engine_version, harness_version, spec.id, kind, seed,
+                       doc["verdict"], shape(doc), minimal.get("records"),
+                       minimal.get("batches"), minimal.get("aborts"),
+                       minimal.get("one_minimal"), minimal.get("replays"),
+                       bool(doc["nondeterministic"]), canonical_json(doc)])
+            explained += 1
+        shapes = dict(Counter(r[0] for r in store.con.execute(
+            "SELECT shape FROM minimal_plans").fetchall()))
+    return StudySummary(explained, skipped, dict(sorted(shapes.items(),
+                                                         key=lambda kv: (-kv[1], kv[0]))))
+
+
+def read(results: Path) -> list[dict[str, JSON]]:
+    """Every stored explain document with its shape (read-only; [] without the table)."""
+    import duckdb
+
+    con = duckdb.connect(str(results), read_only=True)
+    try:
+        present = con.execute("SELECT count(*) FROM information_schema.tables WHERE "
+                              "table_name = 'minimal_plans'").fetchone()
+        if not present or not present[0]:
+            return []
+        rows = con.execute("SELECT shape, document FROM minimal_plans ORDER BY task, "
+                           "artifact").fetchall()
+    finally:
+        con.close()
+    return [{**json.loads(document), "shape": shape_} for shape_, document in rows]

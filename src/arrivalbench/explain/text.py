@@ -1,0 +1,41 @@
+"""An explain document as text for a terminal."""
+
+from __future__ import annotations
+
+from arrivalbench.explain.timeline import diff_line, lines
+from arrivalbench.values import JSON
+
+
+def describe(doc: dict[str, JSON]) -> list[str]:
+    out = [f"{doc['task']}: {doc['schedule']}, seed {doc['seed']}: {doc['verdict']}"]
+    if doc["nondeterministic"]:
+        out.append("the pipeline is nondeterministic: two replays of the same plan gave "
+                   "different final tables (random(), now(), or LIMIT without a total order?); "
+                   "nothing was shrunk")
+        differing = doc.get("differing") or {}
+        out.append("  second replay against the first: " + diff_line(differing))
+        return out
+    first = doc["first_divergence"]
+    if first is not None:
+        if "error" in first:
+            out.append(f"first divergence: batch {first['batch']}: target unreadable: "
+                       f"{first['error']}")
+        else:
+            out.append(f"first divergence: batch {first['batch']}: " + diff_line(first["diff"]))
+        out.append("the table re-converges by the last batch" if first.get("reconverged")
+                   else "the table does not re-converge")
+    failure = doc["failure"]
+    out.append(f"fails as: {failure['kind']} {', '.join(failure['as'])}")
+    minimal = doc["minimal"]
+    if minimal is not None:
+        out.append(f"minimal plan: {minimal['records']} record(s), {minimal['deliveries']} "
+                   f"deliveries, {minimal['batches']} batch(es), {minimal['aborts']} abort(s); "
+                   f"{minimal['replays']} replays; "
+                   + ("1-minimal" if minimal["one_minimal"] else
+                      "not shown 1-minimal (the budget ran out)"))
+        out.append("timeline:")
+        out += ["  " + line for line in lines(doc["timeline"])] or \
+            ["  (no batch: the pipeline fails before any delivery matters)"]
+    if doc["repro"]:
+        out.append(f"repro: {doc['repro']}")
+    return out
