@@ -8,7 +8,7 @@ $(BIN)/arrivalbench: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[all,dev]'
 	touch $@
 
-.PHONY: run test lint
+.PHONY: run test lint gate
 run: $(BIN)/arrivalbench  ## grade the built-in corpus with the built-in arms
 	$(BIN)/arrivalbench run
 
@@ -16,5 +16,10 @@ lint: $(BIN)/arrivalbench
 	$(BIN)/ruff check src tests tools benchmarks
 	$(BIN)/mypy
 
-test: lint  ## lint, type-check and run the test suite
-	$(BIN)/pytest
+test: lint  ## lint, type-check and run the test suite, with branch coverage
+	$(BIN)/pytest --cov=arrivalbench --cov-branch --cov-report=term
+
+# The whole corpus through the admissibility gate: the longest single check, so a step of its
+# own (CI runs it) rather than a test that would dominate `make test`.
+gate: $(BIN)/arrivalbench  ## every built-in task passes the admissibility gate
+	$(BIN)/arrivalbench gate

@@ -9,11 +9,11 @@ from functools import cache
 
 import pytest
 
-from arrivalbench.cli import main
 from arrivalbench.gate import IDIOMS
 from arrivalbench.log import load_log
 from arrivalbench.replay import expected
 from arrivalbench.task import DIFFICULTIES, MODES, TaskSpec, builtin_ids, load_spec
+from conftest import cli
 
 ORDERING = {"late_arrival", "out_of_order"}
 IDEMPOTENCY = {"duplicates", "crash_retry"}
@@ -170,11 +170,9 @@ def test_null_able_group_keys_have_a_null_group() -> None:
 
 
 def test_tasks_json_lists_the_corpus(capsys: pytest.CaptureFixture[str]) -> None:
-    try:
-        main(["tasks", "--json"])
-    except SystemExit as exited:
-        assert exited.code in (0, None)
-    listed = json.loads(capsys.readouterr().out)
+    code, out, _err = cli(capsys, "tasks", "--json")
+    assert code == 0
+    listed = json.loads(out)
     assert [t["id"] for t in listed] == builtin_ids()
     for entry in listed:
         assert {"id", "title", "mode", "difficulty", "hazards", "negatives",

@@ -1,9 +1,11 @@
-"""The admissibility gate (DESIGN §6): it passes the corpus, and it catches broken copies of real
-tasks made here, one defect at a time."""
+"""The admissibility gate (DESIGN §6): it passes a sound task, and it catches broken copies of real
+tasks made here, one defect at a time. The whole corpus is gated by `make gate`, a step of CI of
+its own."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import replace
@@ -14,10 +16,10 @@ import pytest
 import yaml
 
 from arrivalbench import gate
-from arrivalbench.cli import main
 from arrivalbench.grading import schedule
 from arrivalbench.schedules import Batch, Schedule
-from arrivalbench.task import BUILTIN_DIR, builtin_ids, load_spec
+from arrivalbench.task import BUILTIN_DIR, load_spec
+from conftest import cli
 
 
 def copy_task(tmp_path: Path, task_id: str) -> Path:
@@ -33,8 +35,12 @@ def edit_yaml(folder: Path, change: Callable[[dict[str, Any]], None]) -> None:
                                       encoding="utf-8")
 
 
-def run(folder: Path) -> gate.Report:
-    return gate.run(gate.load([folder]), workers=2)
+# Enough to show a defect that does not depend on where a hazard strikes: a third of the work.
+ONE_SEED = (0,)
+
+
+def run(folder: Path, seeds: tuple[int, ...] = gate.GATE_SEEDS) -> gate.Report:
+    return gate.run(gate.load([folder]), workers=2, seeds=seeds)
 
 
 def found(report: gate.Report, check: str, schedule_kind: str | None = None
@@ -43,23 +49,22 @@ def found(report: gate.Report, check: str, schedule_kind: str | None = None
             if f.check == check and (schedule_kind is None or f.schedule == schedule_kind)]
 
 
-def test_the_seed_set_is_fixed_and_documented() -> None:
-    assert gate.GATE_SEEDS == (0, 1, 2)
-    assert gate.__doc__ is not None and "`GATE_SEEDS` = 0, 1, 2" in gate.__doc__
-
-
-def test_a_sound_task_passes_and_each_artifact_is_replayed_at_most_once_per_point() -> None:
+def test_a_sound_task_passes_and_each_artifact_is_replayed_at_most_once_per_point(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli(capsys, "gate", "store_daily_revenue")
+    assert (code, out) == (0, "")
+    assert err.count("\n") == 1 and err.rstrip().endswith(": every check passes")
+    counted = re.search(r", (\d+) replays, ", err)
+    assert counted is not None, err
+    replays = int(counted.group(1))
     spec = load_spec("store_daily_revenue")
-    report = gate.run([spec], workers=2)
-    assert report.ok, [f.line() for f in report.findings]
     per_artifact = len(gate.points(spec))
     assert per_artifact == 1 + 3 * (2 + len(spec.hazards))
     # every artifact once per point, plus one replay per seed without the withheld records;
     # a negative stops at the first seed that fails a hazard it declares
     most = per_artifact * (1 + len(spec.negatives)) + len(gate.GATE_SEEDS)
     saved = sum(len(n.fails) * (len(gate.GATE_SEEDS) - 1) for n in spec.negatives)
-    assert most - saved <= report.replays < most
-    assert "every check passes" in report.summary()
+    assert most - saved <= replays < most
 
 
 def test_catches_a_hazard_that_does_not_perturb_delivery(tmp_path: Path) -> None:
@@ -94,11 +99,12 @@ def test_catches_a_hazard_that_does_not_perturb_delivery(tmp_path: Path) -> None
 def test_catches_a_negative_that_declares_more_than_it_fails(tmp_path: Path) -> None:
     folder = copy_task(tmp_path, "store_daily_revenue")
     edit_yaml(folder, lambda d: d["negatives"]["max_watermark"]["fails"].append("duplicates"))
-    report = run(folder)
+    report = run(folder, ONE_SEED)
     (finding,) = report.findings
     assert (finding.check, finding.schedule, finding.seed) == \
         ("negative max_watermark", "duplicates", gate.ANY_SEED)
-    assert "declared to fail duplicates, but passes it on every gate seed" in finding.reason
+    assert finding.reason.startswith("declared to fail duplicates, but passes it on every gate "
+                                     "seed (0)")
     assert finding.line().startswith(
         "store_daily_revenue: negative max_watermark: schedule duplicates, seed *: ")
 
@@ -112,34 +118,36 @@ def test_catches_a_negative_that_fails_snapshot(tmp_path: Path) -> None:
     (folder / "negatives" / "sum_of_amounts.sql").write_text(broken, encoding="utf-8")
     edit_yaml(folder, lambda d: d["negatives"].update(
         {"sum_of_amounts": {"fails": ["duplicates", "crash_retry", "backfill"]}}))
-    report = run(folder)
+    report = run(folder, ONE_SEED)
     (snapshot,) = found(report, "negative sum_of_amounts", "snapshot")
     assert snapshot.seed == 0
     assert snapshot.reason.startswith("must pass every control, got FAIL")
     assert {f.check for f in report.findings} == {"negative sum_of_amounts"}
 
 
-def test_catches_a_ticket_that_leaks_a_hazard_word(tmp_path: Path) -> None:
+def test_catches_a_ticket_that_leaks_a_hazard_word(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Through the command, in one process: a line per failed check on stdout, exit status 1."""
     folder = copy_task(tmp_path, "store_daily_revenue")
     edit_yaml(folder, lambda d: d.update(
         ticket=d["ticket"] + "\nSome tills reconnect hours later and send their orders late.\n"))
-    report = run(folder)
-    leaks = found(report, "leakage")
-    assert [f.reason.split(":")[0] for f in leaks] == \
-        ["the ticket names a hazard", "the unhinted prompt names a hazard"]
-    assert all("'late' (lateness)" in f.reason for f in leaks)
-    assert all((f.schedule, f.seed) == (None, None) for f in leaks)
-    assert leaks[0].line().startswith("store_daily_revenue: leakage: schedule -, seed -: ")
-    assert {f.check for f in report.findings} == {"leakage"}
+    code, out, err = cli(capsys, "gate", str(folder), "--workers", "1")
+    assert code == 1
+    lines = out.splitlines()
+    assert [line.split(": ")[:4] for line in lines] == [
+        ["store_daily_revenue", "leakage", "schedule -, seed -", "the ticket names a hazard"],
+        ["store_daily_revenue", "leakage", "schedule -, seed -",
+         "the unhinted prompt names a hazard"]]
+    assert all("'late' (lateness)" in line for line in lines)
+    assert err.count("\n") == 1 and "2 failed checks in 1 of 1 tasks" in err
 
 
 def test_catches_a_gold_that_fails_a_declared_hazard(tmp_path: Path) -> None:
     folder = copy_task(tmp_path, "store_daily_revenue")
     shutil.copy(folder / "negatives" / "no_dedup.sql", folder / "gold.sql")
-    report = run(folder)
+    report = run(folder, ONE_SEED)
     failing = {(f.schedule, f.seed) for f in found(report, "gold")}
-    for hazard in ("duplicates", "crash_retry", "backfill"):
-        assert {(hazard, s) for s in gate.GATE_SEEDS} <= failing
+    assert {"duplicates", "crash_retry", "backfill"} <= {s for s, _seed in failing}
     assert not {s for s, _seed in failing} & {"snapshot", "in_order", "trickle",
                                               "late_arrival", "out_of_order"}
 
@@ -150,7 +158,7 @@ def test_catches_a_reference_that_is_not_unique_on_the_key(tmp_path: Path) -> No
     (folder / "reference.sql").write_text(
         f"SELECT * FROM ({reference}) UNION ALL SELECT 12, DATE '2024-03-01', 1.00, 1",
         encoding="utf-8")
-    report = run(folder)
+    report = run(folder, ONE_SEED)
     (finding,) = found(report, "reference")
     assert "not unique on the target key (store_id, day)" in finding.reason
 
@@ -159,7 +167,7 @@ def test_catches_a_hazard_no_negative_fails(tmp_path: Path) -> None:
     folder = copy_task(tmp_path, "store_daily_revenue")
     (folder / "negatives" / "max_watermark.sql").unlink()
     edit_yaml(folder, lambda d: d["negatives"].pop("max_watermark"))
-    report = run(folder)
+    report = run(folder, ONE_SEED)
     assert sorted(f.schedule or "" for f in report.findings) == ["late_arrival", "out_of_order"]
     assert all(f.check == "coverage" and "no negative control declares it" in f.reason
                for f in report.findings)
@@ -245,38 +253,10 @@ def test_withheld_records_must_change_the_target(store: Any) -> None:
 # -- the command ---------------------------------------------------------------------------------
 
 
-def test_gate_command_exit_statuses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exited:
-        main(["gate", "no_such_task"])
-    assert exited.value.code == 2
-    err = capsys.readouterr().err
+def test_gate_command_refuses_an_unknown_task(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli(capsys, "gate", "no_such_task")
+    assert (code, out) == (2, "")
     assert err.count("\n") == 1 and err.startswith("arrivalbench: error: unknown task")
-    assert "Traceback" not in err
-
-    folder = copy_task(tmp_path, "store_daily_revenue")
-    edit_yaml(folder, lambda d: d.update(ticket=d["ticket"] + "\nNo watermark games.\n"))
-    with pytest.raises(SystemExit) as exited:
-        main(["gate", str(folder), "--workers", "1"])
-    assert exited.value.code == 1
-    captured = capsys.readouterr()
-    lines = captured.out.splitlines()
-    assert len(lines) == 2
-    assert all(line.startswith("store_daily_revenue: leakage: schedule -, seed -: the ")
-               for line in lines)
-    assert "2 failed checks in 1 of 1 tasks" in captured.err
-
-    with pytest.raises(SystemExit) as exited:
-        main(["gate", "store_daily_revenue"])
-    assert exited.value.code == 0
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    assert "every check passes" in captured.err
-
-
-def test_the_gate_passes_on_the_whole_corpus() -> None:
-    report = gate.run(gate.load(builtin_ids()))
-    assert report.tasks == tuple(builtin_ids())
-    assert report.ok, "\n".join(f.line() for f in report.findings)
 
 
 def test_the_gold_must_be_right_after_every_run_of_a_hazard(tmp_path: Path) -> None:
