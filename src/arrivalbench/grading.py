@@ -6,6 +6,7 @@ import functools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from arrivalbench.artifacts import Artifact
 from arrivalbench.engine import Limits
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.log import load_log
@@ -55,11 +56,11 @@ def schedule(spec: TaskSpec, kind: str, seed: int) -> Schedule:
     return make(load_log(spec).timeline, kind, seed, Params(hazards=spec.hazards))
 
 
-def artifact_digest(script: str) -> str:
-    return digest(script)
+def artifact_digest(artifact: Artifact | str) -> str:
+    return digest(artifact) if isinstance(artifact, str) else artifact.digest
 
 
-def grade(spec: TaskSpec, script: str, point: Point, limits: Limits = Limits()
+def grade(spec: TaskSpec, script: Artifact | str, point: Point, limits: Limits = Limits()
           ) -> tuple[Verdict, Outcome]:
     sched = schedule(spec, point.schedule, point.seed)
     outcome = replay(spec, script, sched, limits)
@@ -75,8 +76,8 @@ def grade(spec: TaskSpec, script: str, point: Point, limits: Limits = Limits()
                    artifact_digest(script), verdict, detail), outcome  # type: ignore[arg-type]
 
 
-def grade_all(spec: TaskSpec, script: str, points: Iterable[Point], limits: Limits = Limits()
-              ) -> Iterator[tuple[Verdict, Outcome]]:
+def grade_all(spec: TaskSpec, script: Artifact | str, points: Iterable[Point],
+              limits: Limits = Limits()) -> Iterator[tuple[Verdict, Outcome]]:
     expected(spec, limits)  # a broken reference is the task's fault: raise before any replay
     for point in points:
         yield grade(spec, script, point, limits)

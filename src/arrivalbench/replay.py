@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from arrivalbench.artifacts import Artifact
+from arrivalbench.artifacts.script import Script
 from arrivalbench.engine import Failure, Limits, Table
 from arrivalbench.engine import duckdb as engine
 from arrivalbench.errors import TaskError
@@ -68,12 +70,16 @@ def deliveries(spec: TaskSpec, log: Log, schedule: Schedule) -> Deliveries:
     return Deliveries(tables, base, evolved, schedule.evolution_from)
 
 
-def replay(spec: TaskSpec, script: str, schedule: Schedule, limits: Limits = Limits()) -> Outcome:
+def replay(spec: TaskSpec, artifact: Artifact | str, schedule: Schedule,
+           limits: Limits = Limits()) -> Outcome:
+    """Run `artifact` (an artifact, or the text of a SQL script) batch by batch."""
+    if isinstance(artifact, str):
+        artifact = Script(artifact)
     staged = deliveries(spec, load_log(spec), schedule)
     start = time.perf_counter()
     with engine.database(limits) as db:
         try:
-            statements = db.split(script)
+            run = artifact.start(db)
         except Failure as failure:
             return Outcome(None, failure.at(0), time.perf_counter() - start, 0.0)
         try:
@@ -81,7 +87,7 @@ def replay(spec: TaskSpec, script: str, schedule: Schedule, limits: Limits = Lim
             for number, batch in enumerate(schedule.batches):
                 try:
                     db.load(number, staged.columns(number))
-                    db.run(statements, batch.abort_after(len(statements)))
+                    run(batch.abort)
                 except Failure as failure:
                     raise failure.at(number) from None
             table = db.read(spec.target.name)
