@@ -61,8 +61,11 @@ def show(task: str, schedule: str | None, seed: int, variant: str | None) -> Non
 
 
 @app.command()
-@click.argument("pipeline", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("pipeline", type=click.Path(path_type=Path))
 @click.option("--task", "task", required=True, help="A built-in task id or a task folder.")
+@click.option("--select", "select", metavar="MODEL",
+              help="For a dbt project: the model graded as the task's target (default: the "
+                   "model named after the target).")
 @click.option("--schedule", "kinds", multiple=True, type=click.Choice(KINDS),
               help="Grade only these schedules (repeatable). Default: snapshot, both controls "
                    "and every hazard the task declares.")
@@ -71,11 +74,14 @@ def show(task: str, schedule: str | None, seed: int, variant: str | None) -> Non
 @click.option("--timeout", type=click.FloatRange(min=0.01), default=Limits.statement_seconds,
               show_default=True, help="Seconds one statement may run.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-def grade(pipeline: Path, task: str, kinds: Sequence[str], seeds: int, timeout: float,
-          as_json: bool) -> None:
-    """Grade PIPELINE.sql on TASK. Exit 0 if every verdict is PASS, 1 otherwise."""
+def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], seeds: int,
+          timeout: float, as_json: bool) -> None:
+    """Grade PIPELINE (a .sql script or a dbt project folder) on TASK. Exit 0 if every verdict
+    is PASS, 1 otherwise."""
+    from arrivalbench import artifacts
+
     spec = load_spec(task)
-    script = read_script(pipeline)
+    script = artifacts.load(pipeline, spec, select)
     points = plan(spec, seeds, kinds)
     limits = Limits(statement_seconds=timeout)
     verdicts = []

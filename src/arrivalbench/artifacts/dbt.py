@@ -25,6 +25,7 @@ import yaml
 
 from arrivalbench.engine import Failure, normalize_message
 from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.values import digest
 
 if TYPE_CHECKING:
     import duckdb
@@ -48,9 +49,13 @@ def _dbt_modules() -> tuple[Any, Any, Any]:
     try:
         from dbt.adapters.duckdb import connections, environments
         from dbt.cli.main import dbtRunner
+        from dbt_common.tests import enable_test_caching
     except ImportError:
         raise DbtError("grading a dbt project needs the dbt extra: pip install "
                        "'arrivalbench[dbt]'") from None
+    # dbt's own switch for repeated in-process invocations: discover plugin modules once
+    # (a walk of sys.path per run otherwise) and keep what it extracts from Jinja templates.
+    enable_test_caching()
     return dbtRunner, connections, environments
 
 
@@ -213,12 +218,22 @@ class DbtProject:
     path: Path
     model: str
     target: str
-    digest: str
+    files: str  # the digest of the files dbt reads
     sources: dict[str, _Relation]  # task source -> the relation the project reads it from
     output: _Relation  # the model's relation
     scratch: Path
     manifest: Any
-    text: str = ""
+    compiled: str = ""
+
+    @property
+    def text(self) -> str:
+        """The SQL dbt compiled, under a line naming the project's files by their digest, so
+        that the digest of the text (the artifact's) covers those files too."""
+        return f"-- dbt project {self.files}, model {self.model}\n{self.compiled}"
+
+    @property
+    def digest(self) -> str:
+        return digest(self.text)
 
     def invoke(self, session: _Session, args: list[str]) -> Any:
         runner_class, _connections, _environments = _dbt_modules()
@@ -299,7 +314,7 @@ def project_digest(root: Path, model: str) -> str:
     """Covers the project's files, the graded model and the dbt versions that run them."""
     from importlib.metadata import version
 
-    h = hashlib.sha256()
+    h = hashlib.sha256()  # streamed: a project may hold large seed files
     h.update(f"dbt-core {version('dbt-core')} dbt-duckdb {version('dbt-duckdb')} "
              f"select {model}\n".encode())
     for path in _files(root):
@@ -322,10 +337,14 @@ def _scratch(root: Path) -> Path:
 _loaded: dict[tuple[Path, str, str, str], DbtProject] = {}
 
 
+def is_project(path: Path) -> bool:
+    return (path / "dbt_project.yml").is_file()
+
+
 def load_project(path: Path, spec: TaskSpec, select: str | None = None) -> DbtProject:
     """Parse the dbt project at `path` once per process, for the task `spec`."""
     root = path.resolve()
-    if not (root / "dbt_project.yml").is_file():
+    if not is_project(root):
         raise DbtError(f"{path}: no dbt_project.yml; give a dbt project folder or a .sql "
                        "script")
     model = select or spec.target.name
@@ -348,9 +367,9 @@ def _parse(root: Path, model: str, spec: TaskSpec, digest: str) -> DbtProject:
     nodes = {n.name: n for n in manifest.nodes.values() if n.resource_type == "model"}
     if model not in nodes:
         known = ", ".join(sorted(nodes)) or "none"
-        how = "--select MODEL to grade another" if model == spec.target.name else "another name"
-        raise DbtError(f"{root}: no model named {model!r} (models: {known}); name the model "
-                       f"after the target {spec.target.name!r} or use {how}")
+        fix = (f"name the model after the target {spec.target.name!r} or give --select MODEL"
+               if model == spec.target.name else "give --select one of them")
+        raise DbtError(f"{root}: no model named {model!r} (models: {known}); {fix}")
     _refuse_python(manifest, nodes[model], root)
     node = nodes[model]
     output = _Relation(node.schema, node.alias or node.name)
@@ -371,7 +390,7 @@ def _parse(root: Path, model: str, spec: TaskSpec, digest: str) -> DbtProject:
         sources[source.name] = _Relation(found.schema, found.identifier)
     project = DbtProject(root, model, spec.target.name, digest, sources, output, scratch,
                          manifest)
-    project.text = _compiled_text(project, spec)
+    project.compiled = _compiled_text(project, spec)
     return project
 
 
