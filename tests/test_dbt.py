@@ -87,8 +87,8 @@ def test_stored_text_is_the_incremental_sql_dbt_compiled(spec: TaskSpec) -> None
     assert project.text.startswith(f"-- dbt project {project.files}, model ad_clicks\n")
     assert 'from "replay"."incoming"."clicks"' in project.text
     # the is_incremental() branch, with {{ this }} resolved
-    assert 'select coalesce(max(clicked_at), \'1900-01-01\') from "replay"."main"."ad_clicks"' \
-        in project.text
+    assert ('where clicked_at >= (select coalesce(max(clicked_at), \'1900-01-01\') from '
+            '"replay"."main"."ad_clicks")') in project.text
     assert "{{" not in project.text
 
 
