@@ -13,7 +13,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import hashlib
-import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -357,7 +356,6 @@ def load_project(path: Path, spec: TaskSpec, select: str | None = None) -> DbtPr
 def _parse(root: Path, model: str, spec: TaskSpec, digest: str) -> DbtProject:
     runner_class, _c, _e = _dbt_modules()
     scratch = _scratch(root)
-    os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
     result = runner_class().invoke(["parse", *_flags(scratch)])
     if not result.success or result.result is None:
         raise DbtError(f"{root}: dbt cannot parse the project ("
