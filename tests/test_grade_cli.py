@@ -175,7 +175,7 @@ def test_bad_input_in_a_real_process_has_no_traceback(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr == (f"arrivalbench: error: {tmp_path / 'absent.sql'}: no such file; "
-                             "give the path of a .sql script\n")
+                             "give the path of a .sql script or of a dbt project folder\n")
 
 
 @pytest.mark.parametrize("after", [3.0, 4.5])  # past start-up, which may take a while

@@ -196,12 +196,13 @@ def submissions(folder: Path, specs: Sequence[TaskSpec], arm_name: str | None = 
                 allow_unmatched: bool = False) -> Submissions:
     """The artifacts of a folder of submissions for the tasks `specs`.
 
-    `<task_id>.sql` is replicate 0, `<task_id>/<n>.sql` replicate n. A .sql file or a folder
-    whose name is no task id (a typo) is an error listing every such entry, unless
-    `allow_unmatched`: then each is a warning and left out. A file for a task outside `specs`
-    but among the built-in ones is left out quietly (the run is restricted to other tasks);
-    every other file that cannot be used gives a one-line warning naming it and is skipped. A
-    folder with nothing usable is an error."""
+    `<task_id>.sql` is replicate 0, `<task_id>/<n>.sql` replicate n; a folder `<task_id>/`
+    with a `dbt_project.yml` is a dbt project, replicate 0. A .sql file or a folder whose name
+    is no task id (a typo) is an error listing every such entry, unless `allow_unmatched`: then
+    each is a warning and left out. A file for a task outside `specs` but among the built-in
+    ones is left out quietly (the run is restricted to other tasks); every other file that
+    cannot be used gives a one-line warning naming it and is skipped. A folder with nothing
+    usable is an error."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ArrivalBenchError(f"--submissions {folder}: no such folder; give a folder of "
@@ -252,12 +253,31 @@ def submissions(folder: Path, specs: Sequence[TaskSpec], arm_name: str | None = 
         found[(task, replicate)] = Artifact(arm, by_id[task], replicate, sql,
                                             {"file": str(file.resolve())})
 
+    def take_project(project: Path, task: str) -> None:
+        from arrivalbench.artifacts.dbt import load_project
+
+        if task not in by_id:
+            return
+        if (task, 0) in found:
+            warnings.append(f"{project}: {task} is already given by "
+                            f"{found[(task, 0)].provenance['file']}; skipped")
+            return
+        try:
+            loaded = load_project(project, by_id[task])
+        except ArrivalBenchError as exc:
+            warnings.append(f"{exc}; skipped")
+            return
+        found[(task, 0)] = Artifact(arm, by_id[task], 0, loaded.text,
+                                    {"file": str(project.resolve()), "dbt_project": True})
+
     entries = [e for e in entries if e not in unmatched]
     for entry in entries:  # <task_id>.sql first: it is replicate 0 when <task_id>/0.sql is too
         if entry.is_file() and entry.suffix == ".sql":
             take(entry, entry.stem, 0)
     for entry in entries:
-        if entry.is_dir():
+        if entry.is_dir() and (entry / "dbt_project.yml").is_file():
+            take_project(entry, entry.name)  # a dbt project: <task_id>/dbt_project.yml
+        elif entry.is_dir():
             files = sorted(f for f in entry.iterdir()
                            if f.suffix == ".sql" and not f.name.startswith("."))
             for file in sorted(files, key=lambda f: (not f.stem.isdigit(), len(f.stem), f.stem)):

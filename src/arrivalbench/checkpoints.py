@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from arrivalbench.artifacts import Artifact
 from arrivalbench.engine import Failure, Limits, Table
 from arrivalbench.engine import duckdb as engine
 from arrivalbench.errors import TaskError
@@ -142,7 +143,7 @@ def _chains(sets: list[frozenset[Ref]]) -> list[list[frozenset[Ref]]]:
     return chains
 
 
-def replay_checked(spec: TaskSpec, script: str, schedule: Schedule,
+def replay_checked(spec: TaskSpec, script: Artifact | str, schedule: Schedule,
                    limits: Limits = Limits()) -> Checked:
     """A replay that also reads the target after every completed run and compares it."""
     tables: list[tuple[int, Table | None, str | None]] = []

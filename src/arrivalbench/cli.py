@@ -125,9 +125,12 @@ def show(task: str, schedule: str | None, seed: int, variant: str | None, as_jso
 
 
 @app.command()
-@click.argument("pipeline", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("pipeline", type=click.Path(path_type=Path))
 @click.option("--task", "task", required=True, metavar="TASK",
               help="A built-in task id or a task folder.")
+@click.option("--select", "select", metavar="MODEL",
+              help="For a dbt project: the model graded as the task's target (default: the "
+                   "model named after the target).")
 @click.option("--schedule", "kinds", multiple=True, type=click.Choice(KINDS),
               help="Grade only these schedules (repeatable). Default: snapshot, both controls "
                    "and every hazard the task declares.")
@@ -141,11 +144,16 @@ def show(task: str, schedule: str | None, seed: int, variant: str | None, as_jso
 @click.option("--plan", "plan_file", type=click.Path(path_type=Path, dir_okay=False),
               help="Replay this explicit delivery plan (JSON, as show --json and explain "
                    "write it) instead of generated schedules.")
-def grade(pipeline: Path, task: str, kinds: Sequence[str], seeds: int, timeout: float,
-          as_json: bool, every_batch: bool, plan_file: Path | None) -> None:
-    """Grade PIPELINE.sql on TASK. Exit 0 if every verdict is PASS, 1 otherwise."""
+def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], seeds: int,
+          timeout: float, as_json: bool, every_batch: bool, plan_file: Path | None) -> None:
+    """Grade PIPELINE (a .sql script or a dbt project folder) on TASK. Exit 0 if every verdict
+    is PASS, 1 otherwise."""
+    from arrivalbench import artifacts
+    from arrivalbench.artifacts.script import Script
+
     spec = load_spec(task)
-    script = read_script(pipeline)
+    artifact = artifacts.load(pipeline, spec, select)
+    script = artifact.sql if isinstance(artifact, Script) else None
     limits = Limits(statement_seconds=timeout)
     verdicts = []
     differing: dict[str, object] | None = None
@@ -154,24 +162,27 @@ def grade(pipeline: Path, task: str, kinds: Sequence[str], seeds: int, timeout: 
 
         if kinds:
             raise ArrivalBenchError("--plan replays one plan: leave out --schedule")
+        if script is None:
+            raise ArrivalBenchError(f"--plan {plan_file}: plans replay SQL scripts; {pipeline} "
+                                    "is a dbt project: grade it on generated schedules")
         verdicts.append(grade_plan(spec, script, plan_file, limits, every_batch))
     else:
         points = plan(spec, seeds, kinds)
         with render.progress(len(points), enabled=not as_json) as advance:
-            for verdict, outcome in grade_all(spec, script, points, limits, every_batch):
+            for verdict, outcome in grade_all(spec, artifact, points, limits, every_batch):
                 verdicts.append(verdict)
                 advance(verdict.verdict)
                 if verdict.schedule == "snapshot":
                     from arrivalbench.grading import nondeterminism
 
-                    differing = nondeterminism(spec, script, outcome, limits)
+                    differing = nondeterminism(spec, artifact, outcome, limits)
     document = render.grade_document(spec, verdicts)
     if differing is not None:
         document["nondeterministic"] = differing  # absent when deterministic: bytes unchanged
     if as_json:
         click.echo(canonical_json(document))
     else:
-        problem = parse_problem(script)
+        problem = parse_problem(script) if script is not None else None
         if problem is not None:  # every replay is the same ERROR: say it once, with its place
             out.print(Text(f"{pipeline} does not parse: {problem.describe()}; every replay "
                            "is an ERROR", style=render.STYLE["ERROR"]))

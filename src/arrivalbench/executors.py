@@ -28,8 +28,10 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 from typing import Any, Protocol
 
+from arrivalbench.artifacts import Artifact
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.grading import Point, grade, nondeterminism, schedule
 from arrivalbench.store import Graded, Key, current_versions, key_of
@@ -51,6 +53,7 @@ class Unit:
     script: str
     schedule: str
     seed: int
+    project: str | None = None  # a dbt project folder; `script` is then the SQL it compiled
 
 
 @dataclass(frozen=True)
@@ -109,13 +112,26 @@ def compute(unit: Unit) -> Result:
     """Grade one unit: schedule, replay, oracle. The default work of every executor."""
     spec = unit_spec(unit.task, unit.task_digest)
     start = time.perf_counter()
-    verdict, outcome = grade(spec, unit.script, Point(unit.schedule, unit.seed))
+    verdict, outcome = grade(spec, _artifact(unit, spec), Point(unit.schedule, unit.seed))
     wall = time.perf_counter() - start
     differing = None
     if unit.schedule == "snapshot":  # once per artifact: one more replay, compared
         found = nondeterminism(spec, unit.script, outcome)
         differing = None if found is None else canonical_json(found)
     return Result(verdict, wall, outcome.engine_seconds, peak_rss(), differing)
+
+
+def _artifact(unit: Unit, spec: TaskSpec) -> Artifact | str:
+    if unit.project is None:
+        return unit.script
+    from arrivalbench.artifacts.dbt import load_project
+
+    project = load_project(Path(unit.project), spec)
+    if project.digest != unit.artifact:
+        raise ArrivalBenchError(f"{unit.project}: the dbt project changed since it was stored "
+                                f"({unit.artifact[:15]}…, now {project.digest[:15]}…); run "
+                                "again with a new results file")
+    return project
 
 
 DIED = "worker died: the process grading this replay ended abruptly (a crash or a kill)"

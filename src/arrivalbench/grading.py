@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from arrivalbench.artifacts import Artifact
 from arrivalbench.engine import Failure, Limits
 from arrivalbench.engine import duckdb as engine
 from arrivalbench.errors import ArrivalBenchError
@@ -57,17 +58,17 @@ def schedule(spec: TaskSpec, kind: str, seed: int) -> Schedule:
     return make(load_log(spec).timeline, kind, seed, Params(hazards=spec.hazards))
 
 
-def artifact_digest(script: str) -> str:
-    return digest(script)
+def artifact_digest(artifact: Artifact | str) -> str:
+    return digest(artifact) if isinstance(artifact, str) else artifact.digest
 
 
-def grade(spec: TaskSpec, script: str, point: Point, limits: Limits = Limits(),
+def grade(spec: TaskSpec, script: Artifact | str, point: Point, limits: Limits = Limits(),
           every_batch: bool = False) -> tuple[Verdict, Outcome]:
     sched = schedule(spec, point.schedule, point.seed)
     return judge(spec, script, sched, point.schedule, point.seed, limits, every_batch)
 
 
-def judge(spec: TaskSpec, script: str, sched: Schedule, kind: str, seed: int,
+def judge(spec: TaskSpec, script: Artifact | str, sched: Schedule, kind: str, seed: int,
           limits: Limits = Limits(), every_batch: bool = False, plan: bool = False
           ) -> tuple[Verdict, Outcome]:
     """Replay `sched` and judge its final table (and, with `every_batch`, the table after each
@@ -110,8 +111,9 @@ def judge(spec: TaskSpec, script: str, sched: Schedule, kind: str, seed: int,
                    verdict, detail), outcome  # type: ignore[arg-type]
 
 
-def grade_all(spec: TaskSpec, script: str, points: Iterable[Point], limits: Limits = Limits(),
-              every_batch: bool = False) -> Iterator[tuple[Verdict, Outcome]]:
+def grade_all(spec: TaskSpec, script: Artifact | str, points: Iterable[Point],
+              limits: Limits = Limits(), every_batch: bool = False
+              ) -> Iterator[tuple[Verdict, Outcome]]:
     expected(spec, limits)  # a broken reference is the task's fault: raise before any replay
     for point in points:
         yield grade(spec, script, point, limits, every_batch)
@@ -137,7 +139,7 @@ def grade_plan(spec: TaskSpec, script: str, path: Path, limits: Limits = Limits(
     return judge(spec, script, sched, PLAN_KIND, 0, limits, every_batch, plan=True)[0]
 
 
-def nondeterminism(spec: TaskSpec, script: str, first: Outcome, limits: Limits = Limits()
+def nondeterminism(spec: TaskSpec, script: Artifact | str, first: Outcome, limits: Limits = Limits()
                    ) -> dict[str, JSON] | None:
     """Replay `snapshot` once more and compare with `first`, its earlier outcome: None when
     both give the same final table (as multisets) or the same error, else the rows that

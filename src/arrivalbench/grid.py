@@ -288,7 +288,10 @@ def _grade(store: Store, planned: Sequence[_Planned], arms: Sequence[str], tasks
         if artifact not in scripts:
             scripts[artifact] = store.artifact_sql(artifact)
         for kind, seed in _points(item.spec, seeds):
-            unit = Unit(item.source, item.spec.digest, artifact, scripts[artifact], kind, seed)
+            project = item.cell.provenance.get("file") if item.cell.provenance.get(
+                "dbt_project") else None
+            unit = Unit(item.source, item.spec.digest, artifact, scripts[artifact], kind, seed,
+                        str(project) if project is not None else None)
             units.setdefault(unit_key(unit), unit)
     pending = [u for k, u in units.items() if k not in graded_before]
     pending.sort(key=lambda u: (u.task, u.artifact, u.schedule, u.seed))

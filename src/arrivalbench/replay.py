@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from arrivalbench.artifacts import Artifact
+from arrivalbench.artifacts.script import Script
 from arrivalbench.engine import Failure, Limits, Table
 from arrivalbench.engine import duckdb as engine
 from arrivalbench.errors import TaskError
@@ -72,15 +74,20 @@ def deliveries(spec: TaskSpec, log: Log, schedule: Schedule) -> Deliveries:
 AfterRun = Callable[[int, engine.Database], None]
 
 
-def replay(spec: TaskSpec, script: str, schedule: Schedule, limits: Limits = Limits(),
-           after_run: AfterRun | None = None) -> Outcome:
-    """`after_run(batch, db)`, when given, is called after each run that was not aborted (the
+def replay(spec: TaskSpec, artifact: Artifact | str, schedule: Schedule,
+           limits: Limits = Limits(), after_run: AfterRun | None = None) -> Outcome:
+    """Run `artifact` (an artifact, or the text of a SQL script) batch by batch under
+    `schedule`, in one database, and read the target after the last run.
+
+    `after_run(batch, db)`, when given, is called after each run that was not aborted (the
     every-batch check reads the target there)."""
+    if isinstance(artifact, str):
+        artifact = Script(artifact)
     staged = deliveries(spec, load_log(spec), schedule)
     start = time.perf_counter()
     with engine.database(limits) as db:
         try:
-            statements = db.split(script)
+            run = artifact.start(db)
         except Failure as failure:
             return Outcome(None, failure.at(0), time.perf_counter() - start, 0.0)
         try:
@@ -88,7 +95,7 @@ def replay(spec: TaskSpec, script: str, schedule: Schedule, limits: Limits = Lim
             for number, batch in enumerate(schedule.batches):
                 try:
                     db.load(number, staged.columns(number))
-                    db.run(statements, batch.abort_after(len(statements)))
+                    run(batch)
                     if after_run is not None and not batch.aborted:
                         after_run(number, db)
                 except Failure as failure:

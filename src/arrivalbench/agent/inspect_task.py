@@ -53,6 +53,7 @@ from arrivalbench.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS, build
 from arrivalbench.schedules import CONTROLS
 from arrivalbench.task import TaskSpec, load_spec
 from arrivalbench.values import JSON, digest
+from arrivalbench.verdict import KINDS as VERDICTS
 from arrivalbench.verdict import Verdict
 
 T = TypeVar("T")
@@ -189,7 +190,7 @@ def explain(verdicts: Sequence[Verdict]) -> str:
     lines = []
     for kind, group in by_kind.items():
         tally = Counter(v.verdict for v in group)
-        text = ", ".join(f"{tally[k]} {k}" for k in ("PASS", "FAIL", "ERROR") if tally[k])
+        text = ", ".join(f"{tally[k]} {k}" for k in VERDICTS if tally[k])
         lines.append(f"{kind}: {text}")
     for kind, group in by_kind.items():
         bad = next((v for v in group if v.verdict != "PASS"), None)

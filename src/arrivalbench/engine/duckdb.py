@@ -132,20 +132,23 @@ class _Instance:
     current replay's, an attached in-memory database that is the default of every connection.
     Its built-in default database is detached, so no object outlives its replay. Attaching a
     database costs well under a millisecond where opening an instance costs tens of them, and
-    replays in one process run one at a time."""
+    replays in one process run one at a time. The replay's database always has the same name,
+    so that nothing that names it (an engine message, SQL that dbt compiles) varies by replay."""
+
+    NAME = "replay"
 
     def __init__(self, limits: Limits) -> None:
         self.root = duckdb.connect(":memory:", config=_config(limits))
-        self.serial = 0
-        self.current = "memory"
-        self.rotate()
+        self.root.execute(f"ATTACH ':memory:' AS {self.NAME}; USE {self.NAME}; DETACH memory")
 
-    def rotate(self) -> None:
-        """Replace the current database with a new empty one."""
-        self.serial += 1
-        fresh = f"replay_{self.serial}"
-        self.root.execute(f"ATTACH ':memory:' AS {fresh}; USE {fresh}; DETACH {self.current}")
-        self.current = fresh
+    def rotate(self, keep: str | None = None) -> None:
+        """Replace the current database with a new empty one, or with a copy of `keep`."""
+        name = self.NAME
+        self.root.execute(f"ATTACH ':memory:' AS __swap; USE __swap; DETACH {name}; "
+                          f"ATTACH ':memory:' AS {name}")
+        if keep is not None:
+            self.root.execute(f"COPY FROM DATABASE {keep} TO {name}")
+        self.root.execute(f"USE {name}; DETACH __swap")
 
 
 _instances: dict[tuple[int, Limits], _Instance] = {}
@@ -166,11 +169,40 @@ class Database:
         self._instance = _instance(limits)
         self._db = self._instance.root.cursor()
         self._db.execute("CREATE SCHEMA incoming")
+        self._staged: dict[str, pa.Table] = {}
         self._watchdog = _get_watchdog()
         self.engine_seconds = 0.0  # time inside DuckDB on the pipeline's own statements
 
     def _connect(self) -> duckdb.DuckDBPyConnection:
         return self._instance.root.cursor()
+
+    def connect(self) -> duckdb.DuckDBPyConnection:
+        """A new connection to the replay's database, for an artifact that sends its own
+        statements (through `execute`, which keeps the time limit and the phases)."""
+        return self._connect()
+
+    def execute(self, con: duckdb.DuckDBPyConnection, sql: str, statement: int,
+                params: object = None) -> duckdb.DuckDBPyConnection:
+        """One statement an artifact sends, under the time limit, as phase `run`."""
+        start = time.perf_counter()
+        try:
+            return self._execute(con, sql, "run", statement, params)  # type: ignore[arg-type]
+        finally:
+            self.engine_seconds += time.perf_counter() - start
+
+    def save(self) -> None:
+        """Keep a copy of the replay's database, to go back to with `restore`."""
+        self._db.execute(f"ATTACH ':memory:' AS __saved; "
+                         f"COPY FROM DATABASE {_Instance.NAME} TO __saved")
+
+    def restore(self) -> None:
+        """Replace the replay's database with the copy `save` kept, and drop the copy."""
+        self._db.close()
+        self._instance.rotate(keep="__saved")
+        self._instance.root.execute("DETACH __saved")
+        self._db = self._instance.root.cursor()
+        for name, table in self._staged.items():
+            self._db.register(f"__deliveries_{name}", table)
 
     def close(self) -> None:
         try:
@@ -225,6 +257,7 @@ class Database:
         column, on the loader's own connection. A registered table is visible to that
         connection only, never to the pipeline's; loading a batch is then one statement per
         source instead of a table built from Python each time."""
+        self._staged = dict(deliveries)
         for name, table in deliveries.items():
             self._db.register(f"__deliveries_{name}", table)
 
