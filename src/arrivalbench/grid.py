@@ -31,9 +31,9 @@ from rich.table import Table
 from arrivalbench import arms as armlib
 from arrivalbench import executors, render
 from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.cells import classify
 from arrivalbench.executors import Executor, Result, Unit, unit_key
 from arrivalbench.grading import DEFAULT_SEEDS, plan
-from arrivalbench.schedules import CONTROLS
 from arrivalbench.store import Cell, Key, Store, StoredTask, current_versions
 from arrivalbench.task import TaskSpec, builtin_ids, load_spec
 from arrivalbench.values import digest
@@ -373,15 +373,14 @@ def _summarise(store: Store, planned: Sequence[_Planned], arms: Sequence[str], s
                     continue
                 tally[verdict] += 1
                 got.setdefault(kind, []).append(verdict)
-            if got.get("snapshot") != ["PASS"]:
+            kind = classify(got, item.spec.hazards)
+            if not kind.snapshot_pass:
                 continue
             snapshot += 1
-            hazards = [v for k in item.spec.hazards for v in got.get(k, [])]
-            fails, errors = "FAIL" in hazards, "ERROR" in hazards
-            hazard += fails or errors
-            silent += fails
-            crash += errors
-            control += any(v != "PASS" for k in CONTROLS[1:] for v in got.get(k, []))
+            hazard += kind.hazard_fail
+            silent += kind.silent
+            crash += kind.crash
+            control += not kind.controls_pass
         out.append(ArmSummary(arm, len(cells), scripts, snapshot, hazard, silent, crash, control,
                               ungraded, {k: tally[k] for k in VERDICTS}))
     return out

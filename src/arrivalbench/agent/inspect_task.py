@@ -45,9 +45,9 @@ from arrivalbench.agent.samples import (
     source_of,
     task_refs,
 )
+from arrivalbench.cells import classify
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.grading import DEFAULT_SEEDS, Point, artifact_digest, grade, grade_all, plan
-from arrivalbench.schedules import CONTROLS
 from arrivalbench.task import TaskSpec, load_spec
 from arrivalbench.values import JSON, digest
 from arrivalbench.verdict import Verdict
@@ -165,16 +165,16 @@ def _grade_plan(spec: TaskSpec, script: str, points: Sequence[Point]) -> list[Ve
 
 
 def _flags(verdicts: Sequence[Verdict], hazards: Sequence[str]) -> dict[str, float]:
-    def kinds(wanted: Sequence[str]) -> set[str]:
-        return {v.verdict for v in verdicts if v.schedule in wanted}
-
-    hazard = kinds(hazards)
+    by_kind: dict[str, list[str]] = {}
+    for v in verdicts:
+        by_kind.setdefault(v.schedule, []).append(v.verdict)
+    kind = classify(by_kind, hazards)
     return {
-        "snapshot": float(kinds(["snapshot"]) == {"PASS"}),
-        "controls": float(kinds(CONTROLS[1:]) <= {"PASS"}),
+        "snapshot": float(kind.snapshot_pass),
+        "controls": float(kind.controls_pass),
         "all_pass": float(all(v.verdict == "PASS" for v in verdicts)),
-        "silent": float("FAIL" in hazard),
-        "crash": float("ERROR" in hazard),
+        "silent": float(kind.silent),
+        "crash": float(kind.crash),
     }
 
 
@@ -199,8 +199,9 @@ def explain(verdicts: Sequence[Verdict]) -> str:
                  ("snapshot", "controls", "all_pass", "silent", "crash")})
 def verdicts(seeds: int = DEFAULT_SEEDS) -> Scorer:
     """Grades the final script on `snapshot`, both controls and every declared hazard, seeds
-    0..seeds-1. Value: 1/0 flags (snapshot pass, controls pass, every verdict a pass, some
-    hazard FAIL = silent, some hazard ERROR = crash); metadata: every verdict."""
+    0..seeds-1. Value: 1/0 flags (snapshot pass, controls pass, every verdict a pass, and for a
+    snapshot-passing script some hazard FAIL = silent, some hazard ERROR = crash, as
+    `arrivalbench.cells.classify` defines them); metadata: every verdict."""
 
     async def score(state: TaskState, target: Target) -> Score:
         spec = load_spec(state.metadata["task_source"])
