@@ -50,6 +50,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from arrivalbench import words
 from arrivalbench.agent.leakage import scan
 from arrivalbench.agent.prompts import build
 from arrivalbench.engine import Failure, Limits
@@ -63,7 +64,6 @@ from arrivalbench.replay import expected, replay
 from arrivalbench.schedules import CONTROLS, Schedule
 from arrivalbench.task import TaskSpec, load_spec
 from arrivalbench.values import canonical_json, sort_key, to_json
-from arrivalbench.verdict import Verdict
 
 GATE_SEEDS: tuple[int, ...] = (0, 1, 2)
 
@@ -159,32 +159,6 @@ def points(spec: TaskSpec, seeds: Sequence[int] = GATE_SEEDS) -> list[Point]:
     return [Point("snapshot", 0), *(Point(k, s) for k in kinds for s in seeds)]
 
 
-def describe(verdict: Verdict) -> str:
-    """One line on why a verdict is not PASS."""
-    d = verdict.detail
-    if verdict.verdict == "ERROR":
-        where = ", ".join(w for w in (
-            f"batch {d['batch']}" if d.get("batch") is not None else "",
-            f"statement {d['statement']}" if d.get("statement") is not None else "") if w)
-        return f"ERROR ({d.get('phase')}{', ' + where if where else ''}): {d.get('message')}"
-    if verdict.verdict == "PASS":
-        return "PASS"
-    parts = [f"{p['problem']} column {p['column']}" for p in d.get("schema", [])]
-    parts += [f"{n} {kind}" for kind, n in d.get("counts", {}).items() if n]
-    rows = d.get("rows", {})
-    text = "FAIL: " + ", ".join(parts)
-    if rows:
-        text += f" (expected {rows['expected']} rows, got {rows['got']})"
-    for kind, examples in d.get("examples", {}).items():
-        example = examples[0]
-        text += f"; e.g. {kind} {canonical_json(example.get('key'))}"
-        if kind == "changed":
-            text += (f" {example['column']}: got {canonical_json(example['got'])}, expected "
-                     f"{canonical_json(example['expected'])}")
-        break
-    return text
-
-
 # -- the jobs (run in worker processes) ----------------------------------------------------------
 
 
@@ -200,7 +174,7 @@ def _grade_artifact(spec: TaskSpec, script: str, seeds: Sequence[int],
             continue
         verdict, _outcome = grade(spec, script, point)
         out.append(Graded(point.schedule, point.seed, verdict.verdict,
-                          "" if verdict.verdict == "PASS" else describe(verdict)))
+                          "" if verdict.verdict == "PASS" else words.line(verdict)))
         if point.schedule in enough and verdict.verdict != "PASS":
             done.add(point.schedule)
     return out

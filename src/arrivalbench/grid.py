@@ -30,8 +30,8 @@ from rich.table import Table
 
 from arrivalbench import arms as armlib
 from arrivalbench import executors, render
-from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.cells import classify
+from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.executors import Executor, Result, Unit, unit_key
 from arrivalbench.grading import DEFAULT_SEEDS, plan
 from arrivalbench.store import Cell, Key, Store, StoredTask, current_versions
@@ -373,14 +373,14 @@ def _summarise(store: Store, planned: Sequence[_Planned], arms: Sequence[str], s
                     continue
                 tally[verdict] += 1
                 got.setdefault(kind, []).append(verdict)
-            kind = classify(got, item.spec.hazards)
-            if not kind.snapshot_pass:
+            cls = classify(got, item.spec.hazards)
+            if not cls.snapshot_pass:
                 continue
             snapshot += 1
-            hazard += kind.hazard_fail
-            silent += kind.silent
-            crash += kind.crash
-            control += not kind.controls_pass
+            hazard += cls.hazard_fail
+            silent += cls.silent
+            crash += cls.crash
+            control += not cls.controls_pass
         out.append(ArmSummary(arm, len(cells), scripts, snapshot, hazard, silent, crash, control,
                               ungraded, {k: tally[k] for k in VERDICTS}))
     return out

@@ -22,10 +22,11 @@ from rich.progress import Task as ProgressTask
 from rich.table import Table
 from rich.text import Text
 
+from arrivalbench import words
 from arrivalbench.engine import duckdb as duckdb_engine
 from arrivalbench.schedules import Schedule
 from arrivalbench.task import TaskSpec
-from arrivalbench.values import JSON, canonical_json
+from arrivalbench.values import JSON
 from arrivalbench.verdict import Verdict
 
 STYLE = {"PASS": "green", "FAIL": "bold red", "ERROR": "bold yellow"}
@@ -182,33 +183,5 @@ def failure_details(verdicts: Sequence[Verdict]) -> list[RenderableType]:
             continue
         shown.add(v.schedule)
         header = Text(f"{v.schedule}, seed {v.seed}: {v.verdict}", STYLE[v.verdict])
-        blocks.append(Group(header, Text(explain(v)), Text("")))
+        blocks.append(Group(header, Text(words.terminal(v)), Text("")))
     return blocks
-
-
-def explain(v: Verdict) -> str:
-    d = v.detail
-    if v.verdict == "ERROR":
-        where = [f"batch {d['batch']}" if d.get("batch") is not None else None,
-                 f"statement {d['statement']}" if d.get("statement") is not None else None]
-        return f"{d['phase']} error at {', '.join(w for w in where if w) or 'start'}: " \
-               f"{d['message']}"
-    lines = [f"schema: {p['problem']} column {p['column']}" +
-             (f" (got {p['got']}, expected {p['expected']})" if "got" in p and "expected" in p
-              else "") for p in d.get("schema", [])]
-    rows = d.get("rows", {})
-    if rows:
-        lines.append(f"rows: expected {rows['expected']}, got {rows['got']}")
-    counts = d.get("counts", {})
-    lines.append(", ".join(f"{n} {k}" for k, n in counts.items() if n))
-    for kind, examples in d.get("examples", {}).items():
-        for ex in examples:
-            key = canonical_json(ex["key"])
-            if kind == "changed":
-                lines.append(f"  changed {key} {ex['column']}: got {ex['got']!r}, "
-                             f"expected {ex['expected']!r}")
-            elif kind == "duplicated":
-                lines.append(f"  duplicated {key}: +{ex['copies']} copies")
-            else:
-                lines.append(f"  {kind} {key}")
-    return "\n".join(line for line in lines if line)

@@ -29,7 +29,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError
 
-from arrivalbench import render
+from arrivalbench import words
 from arrivalbench.agent import feedback
 from arrivalbench.agent.extract import extract, statements
 from arrivalbench.agent.idioms import signature
@@ -191,7 +191,7 @@ def explain(verdicts: Sequence[Verdict]) -> str:
     for kind, group in by_kind.items():
         bad = next((v for v in group if v.verdict != "PASS"), None)
         if bad is not None:
-            lines.append(f"\n{kind}, seed {bad.seed}: {bad.verdict}\n{render.explain(bad)}")
+            lines.append(f"\n{kind}, seed {bad.seed}: {bad.verdict}\n{words.terminal(bad)}")
     return "\n".join(lines)
 
 
