@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from arrivalbench import __version__
+from arrivalbench import semantics
 from arrivalbench.engine import duckdb as duckdb_engine
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.values import JSON, canonical_json, digest
@@ -174,7 +174,7 @@ def key_of(verdict: Verdict) -> Key:
 
 def current_versions() -> tuple[str, str]:
     """(engine_version, harness_version) of this installation: the tail of every key it makes."""
-    return duckdb_engine.VERSION, __version__
+    return duckdb_engine.VERSION, semantics.harness_version()
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from arrivalbench import __version__
+from arrivalbench import semantics
 from arrivalbench.engine import duckdb as duckdb_engine
 from arrivalbench.values import JSON, canonical_json
 
@@ -26,7 +26,7 @@ class Verdict:
     detail: dict[str, JSON] = field(default_factory=dict)
     engine: str = duckdb_engine.NAME
     engine_version: str = duckdb_engine.VERSION
-    harness_version: str = __version__
+    harness_version: str = field(default_factory=semantics.harness_version)
 
     def document(self) -> dict[str, JSON]:
         return {
