@@ -24,6 +24,7 @@ from sqlglot.errors import SqlglotError
 
 from arrivalbench.errors import ArrivalBenchError, TaskError
 from arrivalbench.task import BUILTIN_DIR, TaskSpec, builtin_ids
+from arrivalbench.textfile import read_text
 from arrivalbench.values import JSON
 
 BUILTIN_ARMS = ("gold", "negatives", "template")
@@ -224,18 +225,10 @@ def submissions(folder: Path, specs: Sequence[TaskSpec], arm_name: str | None = 
             warnings.append(f"{file}: replicate {replicate} of {task} is already given by "
                             f"{other}; skipped")
             return
-        problem = None
         try:
-            sql = file.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            problem = "not UTF-8 text"
-        except OSError as exc:
-            problem = f"cannot be read ({exc.strerror or type(exc).__name__})"
-        else:
-            if not sql.strip():
-                problem = "empty"
-        if problem is not None:
-            warnings.append(f"{file}: {problem}; skipped")
+            sql = read_text(file)
+        except ArrivalBenchError as exc:
+            warnings.append(f"{exc}; skipped")
             return
         found[(task, replicate)] = Artifact(arm, by_id[task], replicate, sql,
                                             {"file": str(file.resolve())})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -12,10 +13,11 @@ from rich.console import Console
 
 from arrivalbench import __version__, render
 from arrivalbench.engine import Limits
-from arrivalbench.errors import ArrivalBenchError, ScriptError
+from arrivalbench.errors import REPORT_BUGS, ArrivalBenchError, ScriptError, missing_extra
 from arrivalbench.grading import DEFAULT_SEEDS, grade_all, plan
 from arrivalbench.schedules import KINDS
 from arrivalbench.task import builtin_ids, load_spec
+from arrivalbench.textfile import read_text
 from arrivalbench.values import canonical_json
 
 out = Console(highlight=False, soft_wrap=True)
@@ -286,8 +288,7 @@ def report(results: Path, out_dir: Path, arms: Sequence[str], seed: int) -> None
         from arrivalbench import report as reporting
         from arrivalbench.report.terminal import notes, summary_table
     except ImportError as exc:
-        raise ArrivalBenchError(f"report needs the 'report' extra ({exc.name} is missing); "
-                                "pip install 'arrivalbench[report]'") from None
+        raise missing_extra("report", "report", exc.name) from None
     written = reporting.write(results, out_dir, arms, seed)
     out.print(summary_table(written.doc))
     for line in notes(written.doc):
@@ -297,19 +298,8 @@ def report(results: Path, out_dir: Path, arms: Sequence[str], seed: int) -> None
 
 
 def read_script(path: Path) -> str:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScriptError(f"{path}: no such file; give the path of a .sql script") from None
-    except IsADirectoryError:
-        raise ScriptError(f"{path}: is a folder; give the path of a .sql script") from None
-    except UnicodeDecodeError:
-        raise ScriptError(f"{path}: not UTF-8 text; save the script as UTF-8") from None
-    except OSError as exc:
-        raise ScriptError(f"{path}: cannot be read ({exc.strerror})") from None
-    if not text.strip():
-        raise ScriptError(f"{path}: empty; a pipeline holds at least one SQL statement")
-    return text
+    return read_text(path, ScriptError, what="a .sql script",
+                     empty="a pipeline holds at least one SQL statement")
 
 
 def fail(message: str) -> NoReturn:
@@ -317,8 +307,13 @@ def fail(message: str) -> NoReturn:
     sys.exit(2)
 
 
+INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    """Bad input of any kind ends in one line on standard error and exit status 2."""
+    """Exit status 2 with one line on standard error for bad input; 130 on Ctrl-C; for
+    anything else (a bug) the traceback, a line saying it is a bug and where to report it, and
+    exit status 1."""
     try:
         app.main(args=argv, prog_name="arrivalbench", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:
@@ -328,10 +323,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         command = exc.ctx.command_path if exc.ctx else "arrivalbench"
         fail(f"{exc.format_message()} (see '{command} --help')")
     except (click.Abort, KeyboardInterrupt):
-        fail("interrupted")
+        click.echo("arrivalbench: interrupted", err=True)
+        sys.exit(INTERRUPTED)
     except click.ClickException as exc:
         fail(exc.format_message())
     except ArrivalBenchError as exc:
         fail(str(exc))
     except BrokenPipeError:
+        sys.exit(1)
+    except Exception:
+        traceback.print_exc()
+        click.echo("arrivalbench: internal error: this is a bug in arrivalbench, not a problem "
+                   f"with your input; please report it to {REPORT_BUGS}", err=True)
         sys.exit(1)

@@ -24,13 +24,14 @@ import os
 import signal
 import sys
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any, Protocol
 
-from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.errors import ArrivalBenchError, WorkerError, missing_extra
 from arrivalbench.grading import Point, grade, schedule
 from arrivalbench.store import Graded, Key, current_versions, key_of
 from arrivalbench.task import TaskSpec, load_spec
@@ -73,7 +74,9 @@ TICK = 0.5
 
 
 class HarnessError(ArrivalBenchError):
-    """A worker could not grade a unit at all (a broken task, a bug): the run stops."""
+    """A worker could not grade a unit because of its input (a task whose files changed or
+    do not load, workers of another version): the run stops. A bug in a worker is a
+    `WorkerError` instead, with the worker's traceback."""
 
 
 # -- the work function -----------------------------------------------------------------------
@@ -151,6 +154,16 @@ def check_key(unit: Unit, result: Result) -> None:
                            "install the same versions on every node")
 
 
+def raised(unit: Unit, bad_input: bool, message: str, worker_traceback: str) -> Exception:
+    """The error a run stops with when a worker raised while grading `unit`: bad input (the
+    task) keeps its one-line message; anything else is a bug and keeps the worker's
+    traceback."""
+    where = f"grading {unit.task} {unit.schedule} seed {unit.seed}"
+    if bad_input:
+        return HarnessError(f"{where}: {message.split(': ', 1)[-1]}")
+    return WorkerError(f"{where}: {message}", worker_traceback)
+
+
 # -- executors -------------------------------------------------------------------------------
 
 
@@ -178,7 +191,7 @@ def make(name: str, workers: int | None = None) -> Executor:
         executor = RayExecutor(workers)
         executor._ray()  # the extra is installed, or a one-line error now
         return executor
-    raise ArrivalBenchError(f"--executor {name}: choose one of {', '.join(EXECUTORS)}")
+    raise ArrivalBenchError(f"executor {name!r}: unknown; choose one of {', '.join(EXECUTORS)}")
 
 
 def _by_task(units: Sequence[Unit]) -> dict[tuple[str, str], deque[int]]:
@@ -238,7 +251,7 @@ class LocalExecutor:
                 ready = set(wait([w.conn for w in pool] + [w.process.sentinel for w in pool],
                                  timeout=TICK))
                 batch: list[tuple[Unit, Result]] = []
-                error: HarnessError | None = None
+                error: Exception | None = None
                 for worker in list(pool):
                     if worker.conn not in ready and worker.process.sentinel not in ready:
                         continue
@@ -295,7 +308,7 @@ class _Worker:
         self.task: tuple[str, str] | None = None
         self.completed = 0
         self.peak_rss = 0
-        self.error: HarnessError | None = None
+        self.error: Exception | None = None
 
     def send(self, index: int, unit: Unit) -> None:
         self.inflight.append(index)
@@ -323,9 +336,7 @@ class _Worker:
                         continue
                     batch.append((units[index], result))
                 else:
-                    unit = units[index]
-                    self.error = self.error or HarnessError(
-                        f"grading {unit.task} {unit.schedule} seed {unit.seed}: {rest[0]}")
+                    self.error = self.error or raised(units[index], *rest)
         except (EOFError, OSError):
             return True
         return False
@@ -356,7 +367,8 @@ def _worker_main(conn: Connection, work: Work) -> None:
             try:
                 result = work(unit)
             except Exception as exc:
-                conn.send(("raise", index, f"{type(exc).__name__}: {exc}"))
+                conn.send(("raise", index, isinstance(exc, ArrivalBenchError),
+                           f"{type(exc).__name__}: {exc}", traceback.format_exc()))
                 continue
             conn.send(("done", index, result))
     except (EOFError, OSError):  # the parent is gone
@@ -390,8 +402,7 @@ class RayExecutor:
         try:
             import ray
         except ImportError:
-            raise ArrivalBenchError("--executor ray needs the optional extra: "
-                                    "pip install 'arrivalbench[ray]'") from None
+            raise missing_extra("the ray executor", "ray", "ray") from None
         return ray
 
     @contextlib.contextmanager
@@ -445,10 +456,9 @@ class RayExecutor:
                     self.stats.causes.append(type(exc).__name__)
                     results = [died(units[chunk[0]])]
                 except ray.exceptions.RayTaskError as exc:
-                    unit = units[chunk[0]]
-                    raise HarnessError(f"grading {unit.task}: "
-                                       f"{str(exc.cause if exc.cause else exc).splitlines()[0]}"
-                                       ) from None
+                    cause = exc.cause if exc.cause else exc
+                    raise raised(units[chunk[0]], isinstance(cause, ArrivalBenchError),
+                                 f"{type(cause).__name__}: {cause}", str(exc)) from None
                 batch = []
                 for index, result in zip(chunk, results, strict=True):
                     check_key(units[index], result)

@@ -30,8 +30,7 @@ class Point:
 def plan(spec: TaskSpec, seeds: int = DEFAULT_SEEDS, kinds: Sequence[str] = ()) -> list[Point]:
     """`snapshot` once, then each kind for seeds 0..seeds-1. By default the kinds are both
     controls and every hazard the task declares (DESIGN §10)."""
-    if seeds < 1:
-        raise ArrivalBenchError(f"--seeds {seeds}: give a whole number of at least 1")
+    check_seeds(seeds)
     for kind in kinds:
         check_kind(spec, kind)
     chosen = list(kinds) or ["snapshot", *CONTROLS[1:], *spec.hazards]
@@ -39,6 +38,12 @@ def plan(spec: TaskSpec, seeds: int = DEFAULT_SEEDS, kinds: Sequence[str] = ()) 
     points += [Point(k, s) for k in dict.fromkeys(chosen) if k != "snapshot"
                for s in range(seeds)]
     return points
+
+
+def check_seeds(seeds: int) -> None:
+    """Seeds are counted: 0..seeds-1, at least one."""
+    if seeds < 1:
+        raise ArrivalBenchError(f"seeds {seeds}: give a whole number of at least 1")
 
 
 def check_kind(spec: TaskSpec, kind: str) -> None:

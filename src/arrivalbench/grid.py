@@ -33,7 +33,7 @@ from arrivalbench import executors, render
 from arrivalbench.cells import classify
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.executors import Executor, Result, Unit, unit_key
-from arrivalbench.grading import DEFAULT_SEEDS, plan
+from arrivalbench.grading import DEFAULT_SEEDS, check_seeds, plan
 from arrivalbench.store import Cell, Key, Store, StoredTask, current_versions
 from arrivalbench.task import TaskSpec, builtin_ids, load_spec
 from arrivalbench.values import digest
@@ -128,16 +128,17 @@ def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None
     built-in or submissions arm are rewritten for every task of the run (the arm is a function
     of the task or the folder); verdicts are only ever added."""
     if arm_name is not None and submissions is None:
-        raise ArrivalBenchError("--arm-name names a folder of --submissions; give one")
+        raise ArrivalBenchError(f"arm name {arm_name!r} names a folder of submissions; give "
+                                "the folder")
     chosen = list(dict.fromkeys(arms or ()))
     for arm in chosen:
         if arm not in armlib.BUILTIN_ARMS:
-            raise ArrivalBenchError(f"--arm {arm}: unknown; built-in arms: "
+            raise ArrivalBenchError(f"arm {arm!r}: unknown; built-in arms: "
                                     f"{', '.join(armlib.BUILTIN_ARMS)} (a folder of scripts "
-                                    "goes with --submissions)")
+                                    "is an arm of submissions)")
     if not chosen and submissions is None:
         chosen = list(DEFAULT_ARMS)
-    _check_seeds(seeds)
+    check_seeds(seeds)
     specs = resolve_tasks(tasks)
     artifacts = [a for arm in chosen for a in armlib.builtin(arm, specs)]
     warnings: list[str] = []
@@ -155,11 +156,6 @@ def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None
         planned = _store_artifacts(store, arm_names, specs, artifacts)
         return _grade(store, planned, arm_names, [s.id for s in specs], seeds, pool, progress,
                       command, warnings, warn)
-
-
-def _check_seeds(seeds: int) -> None:
-    if seeds < 1:
-        raise ArrivalBenchError(f"--seeds {seeds}: give a whole number of at least 1")
 
 
 def _store_artifacts(store: Store, arms: Sequence[str], specs: Sequence[TaskSpec],
@@ -204,7 +200,7 @@ def grade_arms(store_path: Path | str, arms: Sequence[str], tasks: Sequence[str]
     the task's digest now) cannot be graded: it gets a warning and is left out. Options are
     those of `run`: seeds 0..seeds-1, `workers` processes (default: all cores), executor
     "local" or "ray", and a progress bar on standard error."""
-    _check_seeds(seeds)
+    check_seeds(seeds)
     wanted = None if tasks is None else {s.id for s in resolve_tasks(tasks)}
     warnings: list[str] = []
 
@@ -419,7 +415,7 @@ def regrade(results: Path | str = DEFAULT_RESULTS, sample: int | None = None,
     Verdicts of other versions, and of tasks whose files changed since, cannot be reproduced
     here: they are counted as skipped, with a warning. The file is opened read-only."""
     if sample is not None and sample < 1:
-        raise ArrivalBenchError(f"--sample {sample}: give a whole number of at least 1")
+        raise ArrivalBenchError(f"sample {sample}: give a whole number of at least 1")
     warnings: list[str] = []
 
     def note(message: str) -> None:

@@ -14,6 +14,7 @@ import duckdb
 import yaml
 
 from arrivalbench.errors import TaskError
+from arrivalbench.textfile import read_text
 from arrivalbench.values import digest
 
 Mode = Literal["append", "upsert", "aggregate"]
@@ -215,14 +216,14 @@ def _type(fields: _Fields, key: str, declared: object) -> str:
 
 def _parse(path: Path, folder_digest: str) -> TaskSpec:
     file = path / "task.yaml"
+    text = read_text(file, TaskError, missing="missing; every task folder needs it",
+                     allow_empty=True)
     try:
-        document = yaml.safe_load(file.read_text(encoding="utf-8"))
+        document = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         raise TaskError(f"{file}: not valid YAML{where}; fix the syntax") from None
-    except UnicodeDecodeError:
-        raise TaskError(f"{file}: not UTF-8 text") from None
     top = _Fields(file, "", document)
     top.only("id", "title", "mode", "difficulty", "ticket", "sources", "target", "hazards",
              "evolution", "negatives", "gold_idiom")
@@ -329,13 +330,5 @@ def _parse(path: Path, folder_digest: str) -> TaskSpec:
 
 
 def _read_sql(file: Path) -> str:
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TaskError(f"{file}: missing; every task folder needs it") from None
-    except UnicodeDecodeError:
-        raise TaskError(f"{file}: not UTF-8 text") from None
-    if not text.strip():
-        raise TaskError(f"{file}: empty")
-    return text
+    return read_text(file, TaskError, missing="missing; every task folder needs it")
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -42,8 +43,8 @@ from arrivalbench.agent.samples import (
     source_of,
     task_refs,
 )
-from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.grading import DEFAULT_SEEDS
+from arrivalbench.errors import ArrivalBenchError, missing_extra
+from arrivalbench.grading import DEFAULT_SEEDS, check_seeds
 from arrivalbench.store import Cell, Store, Turn
 from arrivalbench.task import TaskSpec
 from arrivalbench.values import JSON
@@ -155,16 +156,17 @@ class Outcome:
 
 def check(request: Request) -> None:
     if "/" not in request.model:
-        raise ArrivalBenchError(f"--model {request.model}: give PROVIDER/MODEL as Inspect AI "
+        raise ArrivalBenchError(f"model {request.model}: give PROVIDER/MODEL as Inspect AI "
                                 "names it, e.g. openai/gpt-4o, anthropic/claude-sonnet-4-0, "
                                 "mockllm/model")
     if request.variant not in VARIANTS:
-        raise ArrivalBenchError(f"--prompt {request.variant}: unknown prompt variant; allowed: "
+        raise ArrivalBenchError(f"prompt variant {request.variant!r}: unknown; allowed: "
                                 f"{', '.join(VARIANTS)}")
-    for name, value in (("--replicates", request.replicates), ("--max-tokens",
-                        request.max_tokens), ("--seeds", request.seeds)):
+    for name, value in (("replicates", request.replicates), ("max tokens",
+                        request.max_tokens)):
         if value < 1:
             raise ArrivalBenchError(f"{name} {value}: give a whole number of at least 1")
+    check_seeds(request.seeds)
 
 
 def is_done(cell: Cell, spec: TaskSpec) -> bool:
@@ -218,14 +220,21 @@ def _log_dir(request: Request) -> Path:
     return folder
 
 
+def _first_line(exc: BaseException) -> str:
+    """The first line of an Inspect error, without its console markup."""
+    text = re.sub(r"\[/?[a-z ]+\]", "", str(exc)).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def run(request: Request, *, model_args: dict[str, Any] | None = None,
         display: DisplayType | None = None, grade: bool = True, progress: bool = True) -> Outcome:
     """Generate the missing samples of `request`, store them, then grade the arm's cells."""
     try:
         import inspect_ai
     except ImportError:
-        raise ArrivalBenchError("generate needs the 'agent' extra (inspect-ai); pip install "
-                                "'arrivalbench[agent]'") from None
+        raise missing_extra("generate", "agent", "inspect-ai") from None
+    from inspect_ai._util.error import PrerequisiteError
+
     from arrivalbench.agent.inspect_task import arrivalbench
 
     plan = make_plan(request)
@@ -255,11 +264,11 @@ def run(request: Request, *, model_args: dict[str, Any] | None = None,
                 max_tokens=request.max_tokens, score=False, fail_on_error=False,
                 display=display, tags=["arrivalbench", request.variant],
                 metadata={"arm": request.arm, "results": str(request.results)}, **options)
-        except ArrivalBenchError:
-            raise
-        except Exception as exc:  # a model Inspect cannot reach: a missing key, a bad name
-            message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ArrivalBenchError(f"--model {request.model}: {message}") from None
+        except (PrerequisiteError, ValueError) as exc:
+            # What Inspect raises for a model it cannot set up: a missing API key or provider
+            # package (PrerequisiteError), a provider it does not know (ValueError). Anything
+            # else is not a problem with the model's name and keeps its traceback.
+            raise ArrivalBenchError(f"model {request.model}: {_first_line(exc)}") from None
     outcome = store(plan, logs)
     for log in logs:
         if log.status in ("error", "cancelled"):
