@@ -27,13 +27,13 @@ from arrivalbench.executors import (
 )
 from arrivalbench.grading import plan
 from arrivalbench.store import Key
-from arrivalbench.task import TaskSpec, load_spec
+from arrivalbench.task import TaskSpec, load_spec, source_of
 from arrivalbench.values import digest
 
 
 def units_for(spec: TaskSpec, scripts: Sequence[str], seeds: int = 1,
               kinds: Sequence[str] = ()) -> list[Unit]:
-    return [Unit(arms.task_source(spec), spec.digest, digest(sql), sql, p.schedule, p.seed)
+    return [Unit(source_of(spec), spec.digest, digest(sql), sql, p.schedule, p.seed)
             for sql in scripts for p in plan(spec, seeds, kinds)]
 
 

@@ -23,7 +23,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from arrivalbench.errors import ArrivalBenchError, TaskError
-from arrivalbench.task import BUILTIN_DIR, TaskSpec, builtin_ids
+from arrivalbench.task import TaskSpec, builtin_ids, source_of
 from arrivalbench.textfile import read_text
 from arrivalbench.values import JSON
 
@@ -42,15 +42,8 @@ class Artifact:
     provenance: dict[str, JSON] = field(default_factory=dict)
 
 
-def task_source(spec: TaskSpec) -> str:
-    """How to load `spec` again: its built-in id, or its folder's path."""
-    if spec.path.parent.resolve() == BUILTIN_DIR.resolve():
-        return spec.id
-    return str(spec.path.resolve())
-
-
 def _file(spec: TaskSpec, relative: str) -> str:
-    return relative if task_source(spec) == spec.id else str(spec.path / relative)
+    return relative if source_of(spec) == spec.id else str(spec.path / relative)
 
 
 def gold(spec: TaskSpec) -> list[Artifact]:

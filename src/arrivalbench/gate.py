@@ -62,7 +62,7 @@ from arrivalbench.log import Event, load_log
 from arrivalbench.oracle import compare
 from arrivalbench.replay import expected, replay
 from arrivalbench.schedules import CONTROLS, Schedule
-from arrivalbench.task import TaskSpec, load_spec
+from arrivalbench.task import TaskSpec, load_spec, load_specs
 from arrivalbench.values import canonical_json, sort_key, to_json
 
 GATE_SEEDS: tuple[int, ...] = (0, 1, 2)
@@ -511,11 +511,4 @@ def run(specs: Sequence[TaskSpec], workers: int | None = None,
 
 def load(refs: Iterable[str | Path]) -> list[TaskSpec]:
     """The tasks to gate; a bad reference raises TaskError (bad input, exit status 2)."""
-    specs = [load_spec(ref) for ref in refs]
-    seen: dict[str, Path] = {}
-    for spec in specs:
-        if spec.id in seen and seen[spec.id] != spec.path:
-            raise TaskError(f"two tasks share the id {spec.id!r} ({seen[spec.id]} and "
-                            f"{spec.path}); gate them one at a time")
-        seen[spec.id] = spec.path
-    return list({s.path: s for s in specs}.values())
+    return load_specs(refs)

@@ -35,7 +35,7 @@ from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.executors import Executor, Result, Unit, unit_key
 from arrivalbench.grading import DEFAULT_SEEDS, check_seeds, plan
 from arrivalbench.store import Cell, Key, Store, StoredTask, current_versions
-from arrivalbench.task import TaskSpec, builtin_ids, load_spec
+from arrivalbench.task import TaskSpec, builtin_ids, load_spec, load_specs, source_of
 from arrivalbench.values import digest
 from arrivalbench.verdict import KINDS as VERDICTS
 
@@ -98,19 +98,10 @@ class _Planned:
 def resolve_tasks(tasks: Sequence[str] | None) -> list[TaskSpec]:
     """Built-in ids or task folders, each once, in the order given (default: every built-in
     task)."""
-    refs = list(tasks) if tasks else builtin_ids()
-    specs: dict[str, TaskSpec] = {}
-    for ref in refs:
-        spec = load_spec(ref)
-        other = specs.get(spec.id)
-        if other is not None and other.path != spec.path:
-            raise ArrivalBenchError(f"--task {ref}: task id {spec.id!r} is also the id of "
-                                    f"{other.path}; grade one of them at a time")
-        specs[spec.id] = spec
+    specs = load_specs(list(tasks) if tasks else builtin_ids())
     if not specs:
-        raise ArrivalBenchError("no task to grade: give --task with a built-in id or a task "
-                                "folder")
-    return list(specs.values())
+        raise ArrivalBenchError("no task to grade: give a built-in task id or a task folder")
+    return specs
 
 
 # -- run -------------------------------------------------------------------------------------
@@ -165,7 +156,7 @@ def _store_artifacts(store: Store, arms: Sequence[str], specs: Sequence[TaskSpec
         by_cell.setdefault((artifact.arm, artifact.spec.id), []).append(artifact)
     planned: list[_Planned] = []
     for spec in specs:
-        source = armlib.task_source(spec)
+        source = source_of(spec)
         store.add_task(spec, source)
         for arm in arms:
             cells = []

@@ -6,6 +6,7 @@ Loading runs no code from the folder: the log is data and the SQL is only read h
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
@@ -105,7 +106,7 @@ def resolve(ref: str | Path) -> Path:
     """A built-in task id or a folder on disk."""
     text = str(ref)
     if "/" not in text and "\\" not in text and (BUILTIN_DIR / text / "task.yaml").is_file():
-        return BUILTIN_DIR / text
+        return (BUILTIN_DIR / text).resolve()
     path = Path(text).expanduser()
     if path.is_dir():
         if not (path / "task.yaml").is_file():
@@ -114,6 +115,28 @@ def resolve(ref: str | Path) -> Path:
         return path.resolve()
     known = ", ".join(builtin_ids()) or "none"
     raise TaskError(f"unknown task {text!r}: give a built-in id (one of: {known}) or a task folder")
+
+
+def load_specs(refs: Iterable[str | Path]) -> list[TaskSpec]:
+    """Each task once, in the order given. Two references to one folder (an id and a path, a
+    symlink and its target) are one task; two folders with the same id are an error."""
+    specs: dict[str, TaskSpec] = {}
+    for ref in refs:
+        spec = load_spec(ref)
+        other = specs.get(spec.id)
+        if other is not None and other.path.resolve() != spec.path.resolve():
+            raise TaskError(f"task {ref}: its id {spec.id!r} is also the id of {other.path}; "
+                            "give one of them at a time")
+        specs[spec.id] = spec
+    return list(specs.values())
+
+
+def source_of(spec: TaskSpec) -> str:
+    """How to load `spec` again, in any process: its id if it is built in, else its folder's
+    absolute path with symlinks resolved (so one task has one source, however it was
+    reached)."""
+    path = spec.path.resolve()
+    return spec.id if path.parent == BUILTIN_DIR.resolve() else str(path)
 
 
 @functools.lru_cache(maxsize=64)

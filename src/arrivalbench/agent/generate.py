@@ -38,15 +38,13 @@ from arrivalbench.agent.samples import (
     REASON,
     TURNS,
     first_pass_turn,
-    resolve,
     sample_id,
-    source_of,
     task_refs,
 )
 from arrivalbench.errors import ArrivalBenchError, missing_extra
 from arrivalbench.grading import DEFAULT_SEEDS, check_seeds
 from arrivalbench.store import Cell, Store, Turn
-from arrivalbench.task import TaskSpec
+from arrivalbench.task import TaskSpec, load_specs, source_of
 from arrivalbench.values import JSON
 
 if TYPE_CHECKING:
@@ -178,7 +176,7 @@ def is_done(cell: Cell, spec: TaskSpec) -> bool:
 def make_plan(request: Request) -> Plan:
     """What a run would generate. Reads the results file if it exists; writes nothing."""
     check(request)
-    specs = resolve(task_refs(list(request.tasks)))
+    specs = load_specs(task_refs(list(request.tasks)))
     stored: dict[tuple[str, int], Cell] = {}
     if request.results.is_file():
         with Store(request.results, read_only=True) as store:

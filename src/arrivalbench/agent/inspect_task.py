@@ -40,15 +40,13 @@ from arrivalbench.agent.samples import (
     REASON,
     TURNS,
     first_pass_turn,
-    resolve,
     sample_id,
-    source_of,
     task_refs,
 )
 from arrivalbench.cells import classify
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.grading import DEFAULT_SEEDS, Point, artifact_digest, grade, grade_all, plan
-from arrivalbench.task import TaskSpec, load_spec
+from arrivalbench.task import TaskSpec, load_spec, load_specs, source_of
 from arrivalbench.values import JSON, digest
 from arrivalbench.verdict import Verdict
 
@@ -252,7 +250,7 @@ def arrivalbench(tasks: str | list[str] | None = None, variant: str = DEFAULT_VA
     if variant not in VARIANTS:
         raise ArrivalBenchError(f"unknown prompt variant {variant!r}; allowed: "
                                 f"{', '.join(VARIANTS)}")
-    specs = resolve(task_refs(tasks))
+    specs = load_specs(task_refs(tasks))
     return Task(
         dataset=MemoryDataset(samples(specs, variant, replicates, max_turns),
                               name=f"arrivalbench-{variant}"),
