@@ -70,10 +70,10 @@ def test_library_errors_name_values_not_flags(tiny: TaskSpec) -> None:
     with pytest.raises(ArrivalBenchError) as raised:
         grading.plan(tiny, 0)
     assert str(raised.value) == "seeds 0: give a whole number of at least 1"
-    from arrivalbench import executors, grid
+    from arrivalbench import executors, grid, regrade
 
     for call in (lambda: executors.make("dask"), lambda: grid.run(arms=["golden"]),
-                 lambda: grid.regrade(sample=0)):
+                 lambda: regrade.regrade(sample=0)):
         with pytest.raises(ArrivalBenchError) as raised:
             call()
         assert "--" not in str(raised.value), raised.value

@@ -145,6 +145,7 @@ def run_command(arm_names: Sequence[str], submissions: Path | None, arm_name: st
     import shlex
 
     from arrivalbench import grid
+    from arrivalbench.summary import summary_table
 
     argv = ["arrivalbench", "run", *(x for a in arm_names for x in ("--arm", a))]
     argv += ["--submissions", str(submissions)] if submissions is not None else []
@@ -154,7 +155,7 @@ def run_command(arm_names: Sequence[str], submissions: Path | None, arm_name: st
     argv += ["--workers", str(workers)] if workers is not None else []
     summary = grid.run(results, arm_names, submissions, arm_name, task_refs, seeds, workers,
                        executor, command=shlex.join(argv))
-    out.print(grid.summary_table(summary))
+    out.print(summary_table(summary))
 
 
 @app.command("regrade")
@@ -171,9 +172,9 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
                     executor: str) -> None:
     """Re-run stored replays and compare verdict bytes. Prints each mismatch with its key and
     both verdicts; exit 0 when every byte matches, 1 on any mismatch."""
-    from arrivalbench import grid
+    from arrivalbench.regrade import regrade
 
-    report = grid.regrade(results, sample, workers, executor)
+    report = regrade(results, sample, workers, executor)
     for m in report.mismatches:
         task_digest, schedule, seed, artifact, engine, harness = m.key
         click.echo(f"mismatch: task {m.task} ({task_digest}) schedule {schedule} seed {seed} "
@@ -247,9 +248,9 @@ def generate(model: str, variant: str, replicates: int, task_refs: Sequence[str]
     outcome = generation.run(request)
     click.echo(outcome.describe())
     if outcome.grading is not None:
-        from arrivalbench import grid
+        from arrivalbench.summary import summary_table
 
-        out.print(grid.summary_table(outcome.grading))
+        out.print(summary_table(outcome.grading))
 
 
 @app.command()

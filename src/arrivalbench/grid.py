@@ -10,12 +10,12 @@ share is graded once.
 Entry points:
 - `run`: the `arrivalbench run` command (built-in arms and a folder of submissions).
 - `grade_arms`: grade the stored cells of some arms (model arms, after they are generated).
-- `regrade`: re-run stored replays and compare the bytes.
+
+Re-running stored replays is `arrivalbench.regrade`; the summary table, `arrivalbench.summary`.
 """
 
 from __future__ import annotations
 
-import random
 import signal
 import sys
 import threading
@@ -25,8 +25,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from rich.table import Table
 
 from arrivalbench import arms as armlib
 from arrivalbench import executors, render
@@ -41,12 +39,11 @@ from arrivalbench.verdict import KINDS as VERDICTS
 
 DEFAULT_RESULTS = Path("results") / "arrivalbench.duckdb"
 DEFAULT_ARMS = armlib.BUILTIN_ARMS
-REGRADE_SEED = 20240229  # fixes the sample `regrade --sample N` draws
 
 Warn = Callable[[str], None]
 
 
-def _stderr(message: str) -> None:
+def stderr_warning(message: str) -> None:
     print(f"arrivalbench: warning: {message}", file=sys.stderr)
 
 
@@ -111,7 +108,7 @@ def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None
         submissions: Path | str | None = None, arm_name: str | None = None,
         tasks: Sequence[str] | None = None, seeds: int = DEFAULT_SEEDS,
         workers: int | None = None, executor: str | Executor = "local", progress: bool = True,
-        command: str | None = None, warn: Warn = _stderr) -> Summary:
+        command: str | None = None, warn: Warn = stderr_warning) -> Summary:
     """Store the artifacts of `arms` (built-in arm names) and of a folder of `submissions` as
     cells, then grade every replay of their plans not graded yet into `results`.
 
@@ -142,7 +139,7 @@ def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None
         artifacts += folder.artifacts
         arm_names.append(folder.arm)
 
-    pool = _executor(executor, workers)  # a missing extra is an error before anything is written
+    pool = make_executor(executor, workers)  # a missing extra fails before anything is written
     with Store(results) as store:
         planned = _store_artifacts(store, arm_names, specs, artifacts)
         return _grade(store, planned, arm_names, [s.id for s in specs], seeds, pool, progress,
@@ -179,7 +176,7 @@ def _store_artifacts(store: Store, arms: Sequence[str], specs: Sequence[TaskSpec
 def grade_arms(store_path: Path | str, arms: Sequence[str], tasks: Sequence[str] | None = None,
                seeds: int = DEFAULT_SEEDS, workers: int | None = None,
                executor: str | Executor = "local", progress: bool = True,
-               warn: Warn = _stderr) -> Summary:
+               warn: Warn = stderr_warning) -> Summary:
     """Grade every stored cell of `arms` whose replays are not all graded yet; returns the
     per-arm summary (the same as `run` prints).
 
@@ -199,7 +196,7 @@ def grade_arms(store_path: Path | str, arms: Sequence[str], tasks: Sequence[str]
         warnings.append(message)
         warn(message)
 
-    pool = _executor(executor, workers)
+    pool = make_executor(executor, workers)
     with Store(store_path) as store:
         known = store.tasks()
         by_id = {t.task: t for t in known.values()}
@@ -211,7 +208,7 @@ def grade_arms(store_path: Path | str, arms: Sequence[str], tasks: Sequence[str]
                 continue
             if cell.task_digest not in loaded:
                 stored = known.get(cell.task_digest) or by_id.get(cell.task)
-                loaded[cell.task_digest] = _load_cell_task(cell, stored, note)
+                loaded[cell.task_digest] = load_cell_task(cell, stored, note)
             found = loaded[cell.task_digest]
             if found is None:
                 continue
@@ -225,7 +222,7 @@ def grade_arms(store_path: Path | str, arms: Sequence[str], tasks: Sequence[str]
                       warnings, warn)
 
 
-def _load_cell_task(cell: Cell, stored: StoredTask | None, warn: Warn
+def load_cell_task(cell: Cell, stored: StoredTask | None, warn: Warn
                     ) -> tuple[TaskSpec, str] | None:
     source = stored.source if stored is not None else cell.task
     try:
@@ -247,7 +244,7 @@ def _points(spec: TaskSpec, seeds: int) -> list[tuple[str, int]]:
     return [(p.schedule, p.seed) for p in plan(spec, seeds)]
 
 
-def _executor(executor: str | Executor, workers: int | None) -> Executor:
+def make_executor(executor: str | Executor, workers: int | None) -> Executor:
     return executors.make(executor, workers) if isinstance(executor, str) else executor
 
 
@@ -371,130 +368,3 @@ def _summarise(store: Store, planned: Sequence[_Planned], arms: Sequence[str], s
         out.append(ArmSummary(arm, len(cells), scripts, snapshot, hazard, silent, crash, control,
                               ungraded, {k: tally[k] for k in VERDICTS}))
     return out
-
-
-# -- regrade ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Mismatch:
-    key: Key
-    task: str
-    stored: str
-    now: str
-
-
-@dataclass(frozen=True)
-class RegradeReport:
-    results: Path
-    stored: int  # verdicts in the file
-    checked: int  # verdicts re-run
-    mismatches: list[Mismatch]
-    skipped: int  # verdicts this installation cannot reproduce (other versions, changed tasks)
-    seconds: float
-    keys: list[Key] = field(default_factory=list)  # the keys re-run, in key order
-    warnings: list[str] = field(default_factory=list)
-
-
-def regrade(results: Path | str = DEFAULT_RESULTS, sample: int | None = None,
-            workers: int | None = None, executor: str | Executor = "local",
-            progress: bool = True, warn: Warn = _stderr) -> RegradeReport:
-    """Re-run stored replays and compare the verdict bytes with the stored ones.
-
-    Every stored verdict of this installation's DuckDB and harness versions is re-run, or, with
-    `sample`, that many of them drawn with a fixed seed (the same sample for the same file).
-    Verdicts of other versions, and of tasks whose files changed since, cannot be reproduced
-    here: they are counted as skipped, with a warning. The file is opened read-only."""
-    if sample is not None and sample < 1:
-        raise ArrivalBenchError(f"sample {sample}: give a whole number of at least 1")
-    warnings: list[str] = []
-
-    def note(message: str) -> None:
-        warnings.append(message)
-        warn(message)
-
-    pool = _executor(executor, workers)
-    start = time.perf_counter()
-    with Store(results, read_only=True) as store:
-        path = store.path
-        stored = store.verdicts()
-        tasks = store.tasks()
-        versions = current_versions()
-        current = [v for v in stored if v.key[4:] == versions]
-        other = Counter(v.key[4:] for v in stored if v.key[4:] != versions)
-        for (engine, harness), count in sorted(other.items()):
-            note(f"{count} verdicts were graded by duckdb {engine} / arrivalbench {harness}, "
-                 f"not this installation's {versions[0]} / {versions[1]}; not regraded")
-        specs: dict[str, tuple[TaskSpec, str] | None] = {}
-        candidates = []
-        by_id = {t.task: t for t in tasks.values()}
-        for v in current:
-            if v.key[0] not in specs:
-                task = tasks.get(v.key[0]) or by_id.get(v.task)
-                cell = Cell("", v.task, v.key[0], 0, None)
-                specs[v.key[0]] = _load_cell_task(cell, task, note)
-            if specs[v.key[0]] is not None:
-                candidates.append(v)
-        if sample is not None and sample < len(candidates):
-            candidates = sorted(random.Random(REGRADE_SEED).sample(candidates, sample),
-                                key=lambda v: v.key)
-        scripts = {a: store.artifact_sql(a) for a in sorted({v.key[3] for v in candidates})}
-    units = []
-    for v in candidates:
-        found = specs[v.key[0]]
-        assert found is not None
-        spec, source = found
-        units.append(Unit(source, spec.digest, v.key[3], scripts[v.key[3]], v.key[1], v.key[2]))
-    by_key = {v.key: v for v in candidates}
-    mismatches: list[Mismatch] = []
-    with render.progress(len(units), enabled=progress, label="regrading") as advance:
-        def on_results(batch: list[tuple[Unit, Result]]) -> None:
-            for unit, result in batch:
-                old = by_key[unit_key(unit)]
-                now = result.verdict.json()
-                if now != old.record:
-                    mismatches.append(Mismatch(old.key, old.task, old.record, now))
-                advance(result.verdict.verdict)
-
-        pool.run(units, on_results)
-    mismatches.sort(key=lambda m: m.key)
-    skipped = len(stored) - len([v for v in current if specs.get(v.key[0]) is not None])
-    return RegradeReport(path, len(stored), len(units), mismatches, skipped,
-                         time.perf_counter() - start, [v.key for v in candidates], warnings)
-
-
-# -- terminal output -------------------------------------------------------------------------
-
-def _share(part: int, whole: int) -> str:
-    return f"{part}/{whole} {part / whole:4.0%}" if whole else "-"
-
-
-def summary_table(summary: Summary) -> Table:
-    """One row per arm: cells, snapshot pass rate, and among snapshot-passing cells those with a
-    hazard FAIL or ERROR (the silent and loud failures a single-execution test misses)."""
-    table = Table(title=f"{summary.results}: run {summary.run_id}, seeds 0..{summary.seeds - 1}",
-                  title_justify="left", box=None, pad_edge=False, header_style="bold")
-    table.add_column("arm", overflow="fold", min_width=9, ratio=1)
-    for header in ("cells", "snapshot\nPASS", "hazard\nFAIL|ERROR", "silent", "loud", "ctrl",
-                   "replays\nP/F/E"):
-        table.add_column(header, justify="right", no_wrap=True)
-    notes = []
-    for arm in summary.arms:
-        table.add_row(arm.arm, str(arm.cells), _share(arm.snapshot_pass, arm.cells),
-                      _share(arm.hazard_fail, arm.snapshot_pass), str(arm.silent),
-                      str(arm.crash), str(arm.control_fail),
-                      "/".join(str(arm.verdicts.get(k, 0)) for k in VERDICTS))
-        if arm.scripts < arm.cells:
-            notes.append(f"{arm.arm}: {arm.cells - arm.scripts} cells without a script")
-        if arm.ungraded:
-            notes.append(f"{arm.arm}: {arm.ungraded} replays not graded yet")
-    rate = summary.graded / summary.seconds if summary.seconds > 0 and summary.graded else 0.0
-    table.caption = "\n".join([
-        "Counts of cells. hazard FAIL|ERROR: snapshot-passing cells with some hazard verdict "
-        "FAIL (silent) or ERROR (loud); ctrl: snapshot-passing cells with a control not PASS; "
-        "replays: PASS/FAIL/ERROR verdicts.", *notes,
-        f"{summary.graded} replays graded in {summary.seconds:.1f} s ({rate:.1f}/s, "
-        f"{summary.executor} executor, {summary.workers} workers); {summary.skipped} already "
-        "graded."])
-    table.caption_justify = "left"
-    return table
