@@ -1,4 +1,4 @@
-"""The admissibility gate (DESIGN §6): it passes the corpus, and it catches broken copies of real
+"""The admissibility gate: it passes the corpus, and it catches broken copies of real
 tasks made here, one defect at a time."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The command line (DESIGN §10): `tasks`, `show`, `grade`, exit codes and the JSON document.
+"""The command line: `tasks`, `show`, `grade`, exit codes and the JSON document.
 
 Set ARRIVALBENCH_UPDATE_GOLDEN=1 to rewrite tests/golden/grade_no_dedup.json after an intended
 change of schedules, verdict details or the document's shape; review the diff before committing.

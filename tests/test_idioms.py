@@ -1,4 +1,4 @@
-"""Idiom signatures (DESIGN §7): every gold and negative of the corpus against tags written here
+"""Idiom signatures: every gold and negative of the corpus against tags written here
 by hand, each tag on small scripts that have it and scripts that do not, and the CLI."""
 
 from __future__ import annotations

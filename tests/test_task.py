@@ -1,4 +1,4 @@
-"""Task folders (DESIGN §3): loading, validation messages, digests, log formats."""
+"""Task folders: loading, validation messages, digests, log formats."""
 
 from __future__ import annotations
 

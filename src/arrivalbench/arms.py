@@ -1,4 +1,4 @@
-"""Built-in arms and folders of submissions (DESIGN §7): where artifacts come from.
+"""Built-in arms and folders of submissions: where artifacts come from.
 
 - `gold`: each task's `gold.sql`, replicate 0.
 - `negatives`: one artifact per negative control, replicate = its position in `task.yaml`;
@@ -91,7 +91,7 @@ def history_tables(spec: TaskSpec) -> dict[str, str]:
 
 
 def template_sql(spec: TaskSpec) -> str:
-    """The template pipeline of `spec` (DESIGN §7).
+    """The template pipeline of `spec`.
 
     Per source: `CREATE TABLE IF NOT EXISTS main.<source>_history` with the declared columns,
     then an `INSERT` of the delivered records whose record key is not in the history yet, one

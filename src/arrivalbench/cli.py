@@ -1,4 +1,4 @@
-"""The command line (DESIGN §10): parse, call, print."""
+"""The command line: parse, call, print."""
 
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def grade(pipeline: Path, task: str, kinds: Sequence[str], seeds: int, timeout: 
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Worker processes (default: the number of cores, at most 8).")
 def gate_command(task_refs: Sequence[str], workers: int | None) -> None:
-    """The admissibility gate (DESIGN §6) on each TASK (a built-in id or a folder; default:
+    """The admissibility gate on each TASK (a built-in id or a folder; default:
     every built-in task). Prints one line per failed check; exit 0 if all pass, 1 otherwise."""
     from arrivalbench import gate
 

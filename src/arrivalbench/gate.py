@@ -1,4 +1,4 @@
-"""The admissibility gate (DESIGN §6): a task enters the corpus only if every check below passes.
+"""The admissibility gate: a task enters the corpus only if every check below passes.
 
 The gate's seed set is fixed: `GATE_SEEDS` = 0, 1, 2. Three seeds give every hazard three
 different fault placements (enough for each declared negative to be caught at least once, and

@@ -29,7 +29,7 @@ class Point:
 
 def plan(spec: TaskSpec, seeds: int = DEFAULT_SEEDS, kinds: Sequence[str] = ()) -> list[Point]:
     """`snapshot` once, then each kind for seeds 0..seeds-1. By default the kinds are both
-    controls and every hazard the task declares (DESIGN §10)."""
+    controls and every hazard the task declares."""
     check_seeds(seeds)
     for kind in kinds:
         check_kind(spec, kind)
@@ -66,6 +66,10 @@ def artifact_digest(script: str) -> str:
 
 def grade(spec: TaskSpec, script: str, point: Point, limits: Limits = Limits()
           ) -> tuple[Verdict, Outcome]:
+    """The verdict of one replay: build the schedule of `point`, replay `script` on it and
+    compare the target with the reference. An `ERROR` when the replay stopped, a `FAIL` with the
+    typed difference when the target differs, else `PASS`; with the replay's outcome (timings)
+    beside it. Raises TaskError only when the task itself is broken (its reference)."""
     sched = schedule(spec, point.schedule, point.seed)
     outcome = replay(spec, script, sched, limits)
     if outcome.failure is not None:
@@ -82,6 +86,8 @@ def grade(spec: TaskSpec, script: str, point: Point, limits: Limits = Limits()
 
 def grade_all(spec: TaskSpec, script: str, points: Iterable[Point], limits: Limits = Limits()
               ) -> Iterator[tuple[Verdict, Outcome]]:
+    """`grade` for each point of a plan, lazily, in order. The reference is computed first, so a
+    broken task raises TaskError before any replay runs."""
     expected(spec, limits)  # a broken reference is the task's fault: raise before any replay
     for point in points:
         yield grade(spec, script, point, limits)

@@ -1,4 +1,4 @@
-"""Grading at scale (DESIGN §8): cells x schedules x seeds into one results file.
+"""Grading at scale: cells x schedules x seeds into one results file.
 
 A cell (arm, task, replicate) holds one artifact; its plan is `snapshot` once, then both
 controls and every hazard the task declares for seeds 0..N-1. Each replay of the plan is one

@@ -41,6 +41,10 @@ class Log:
 
 
 def load_log(spec: TaskSpec) -> Log:
+    """The task's log: one Arrow table per source, cast to the declared column types by DuckDB,
+    and the timeline of every record in base order (event time, then source, then record key)
+    that schedules cut into batches. Cached per task; a malformed log raises TaskError naming
+    the file, the line and the value."""
     return _load(spec)
 
 

@@ -1,4 +1,4 @@
-"""The oracle (DESIGN §5): the pipeline's final table against the batch recomputation. Pure.
+"""The oracle: the pipeline's final table against the batch recomputation. Pure.
 
 Rows are a multiset, row order never matters, column names compare case-insensitively. Each
 value is first brought to the declared type where that loses nothing (an integral DOUBLE to

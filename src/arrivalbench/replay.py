@@ -1,4 +1,4 @@
-"""One replay (DESIGN §2): an artifact run batch by batch under a schedule, in one database.
+"""One replay: an artifact run batch by batch under a schedule, in one database.
 
 Also the batch recomputation: `reference.sql` over the complete log, in a sandbox of its own.
 """
@@ -69,6 +69,11 @@ def deliveries(spec: TaskSpec, log: Log, schedule: Schedule) -> Deliveries:
 
 
 def replay(spec: TaskSpec, script: str, schedule: Schedule, limits: Limits = Limits()) -> Outcome:
+    """Run `script` once per batch of `schedule` in one fresh sandboxed database, then read
+    the target. Before each run `incoming` holds exactly that batch's records; a batch with an
+    abort point stops its run after that many statements. Returns the target table, or the
+    `Failure` (phase, batch, statement, masked message) that stopped the replay, with the wall
+    and engine seconds. Never raises for anything the script does."""
     staged = deliveries(spec, load_log(spec), schedule)
     start = time.perf_counter()
     with engine.database(limits) as db:

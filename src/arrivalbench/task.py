@@ -1,4 +1,4 @@
-"""Task folders (DESIGN §3): read and validate `task.yaml`, its SQL files and its log.
+"""Task folders: read and validate `task.yaml`, its SQL files and its log.
 
 Loading runs no code from the folder: the log is data and the SQL is only read here.
 """
@@ -145,6 +145,10 @@ def _load_spec_cached(path: Path, folder_digest: str) -> TaskSpec:
 
 
 def load_spec(ref: str | Path) -> TaskSpec:
+    """The task a built-in id or a folder path names, validated: `task.yaml`, its SQL files and
+    the list of log files (the log itself is read by `load_log`). Cached on the folder's
+    digest, so an edited folder is read again. A task that does not follow the format raises
+    TaskError naming the file, the field and the offending value."""
     path = resolve(ref)
     return _load_spec_cached(path, _folder_digest(path))
 

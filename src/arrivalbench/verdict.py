@@ -1,4 +1,4 @@
-"""Verdict records (DESIGN §5): canonical JSON, the same bytes for the same inputs."""
+"""Verdict records: canonical JSON, the same bytes for the same inputs."""
 
 from __future__ import annotations
 
@@ -16,6 +16,11 @@ SCHEMA_VERSION = 1
 
 @dataclass(frozen=True)
 class Verdict:
+    """The outcome of one replay: which task, schedule, seed and script (by digest), on which
+    engine and harness versions, and `verdict` PASS, FAIL or ERROR with its `detail` (empty for
+    PASS, the oracle's typed difference for FAIL, phase, batch, statement and message for
+    ERROR). `json()` is the canonical record: the same replay gives the same bytes."""
+
     task: str
     task_digest: str
     schedule: str

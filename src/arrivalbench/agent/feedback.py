@@ -1,4 +1,4 @@
-"""What the repair loop tells the model after a turn (DESIGN §7).
+"""What the repair loop tells the model after a turn.
 
 The execution error or the typed diff of the snapshot test, in plain words, and never a hazard
 word: the engine's own messages can hold one ("Duplicate key ... violates primary key

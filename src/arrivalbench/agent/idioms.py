@@ -1,4 +1,4 @@
-"""Idiom signatures (DESIGN §7): features read from a pipeline's SQL, so that a mediating
+"""Idiom signatures: features read from a pipeline's SQL, so that a mediating
 variable such as the in-batch dedup guard can be related to verdicts.
 
 `signature(sql)` reads a DuckDB script with sqlglot and returns the sorted tags it finds:

@@ -1,4 +1,4 @@
-"""Model arms as an Inspect AI task (DESIGN §7).
+"""Model arms as an Inspect AI task.
 
     inspect eval arrivalbench/arrivalbench --model openai/gpt-4o -T tasks=store_daily_revenue
     inspect eval src/arrivalbench/agent/inspect_task.py@arrivalbench --model ... --epochs 5

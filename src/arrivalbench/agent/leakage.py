@@ -1,4 +1,4 @@
-"""The leakage scan (DESIGN §7): no unhinted prompt, and no ticket, may name a hazard.
+"""The leakage scan: no unhinted prompt, and no ticket, may name a hazard.
 
 The vocabulary lives here and only here: one entry per concept, each a list of word-boundary
 patterns that cover the inflections and the spellings people actually write (`dedup`,
@@ -6,7 +6,7 @@ patterns that cover the inflections and the spellings people actually write (`de
 Matching ignores case. Word boundaries keep ordinary words out: `later`, `latest`, `template`,
 `plate`, `relate` and `translate` never match `late`; `orders` never matches `reorder`.
 
-Two fixed phrases of the normative contract (DESIGN §2), which every prompt quotes word for word,
+Two fixed phrases of the normative contract, which every prompt quotes word for word,
 use a listed word: "all runs of one replay" (the harness's name for one graded run) and "never a
 crash of the harness" (about the harness, not about the pipeline). They are listed in `ALLOWED`
 and masked before the scan, word for word; the same words anywhere else still count.

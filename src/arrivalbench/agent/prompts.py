@@ -1,4 +1,4 @@
-"""The prompt an agent gets (DESIGN §7): the ticket, the schemas, the contract of §2 and a
+"""The prompt an agent gets: the ticket, the schemas, the execution contract and a
 paragraph on the snapshot test. The unhinted prompt names no hazard.
 
 Variants:
@@ -18,7 +18,7 @@ VARIANTS = ("unhinted", "hazard_hint", "architecture")
 DEFAULT_VARIANT = "unhinted"
 MAX_TURNS = 3  # the snapshot repair loop: the first reply and at most two corrections
 
-# DESIGN §2, word for word.
+# The execution contract, word for word as the README states it.
 CONTRACT = """\
 1. The database is DuckDB (the version pinned by the project). One database persists across all runs of one replay.
 2. The pipeline is one text file of SQL statements separated by semicolons.

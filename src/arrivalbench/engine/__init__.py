@@ -1,4 +1,4 @@
-"""The engine seam: everything that executes SQL sits behind it (DESIGN §2).
+"""The engine seam: everything that executes SQL sits behind it.
 
 `replay` and the oracle see only these values; `engine.duckdb` is the one implementation.
 """

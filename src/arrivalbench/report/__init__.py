@@ -1,4 +1,4 @@
-"""Reports (DESIGN §8): metrics.json, report.md, report.html, one CSV per table and the
+"""Reports: metrics.json, report.md, report.html, one CSV per table and the
 figures, from a results file.
 
 `write` is the whole pipeline: load (read-only) -> metrics (pure) -> tables and figures ->

@@ -1,6 +1,6 @@
 """A seeded percentile bootstrap over tasks.
 
-The unit of resampling is the task, because every metric is a task mean (DESIGN §8): tasks are
+The unit of resampling is the task, because every metric is a task mean: tasks are
 the sample, cells and seeds within a task are not independent draws. One resample draws T task
 indices with replacement from an arm's T tasks (sorted by id) and recomputes every metric of the
 arm from the per-task rates of the drawn tasks, so that derived metrics (group means, their
