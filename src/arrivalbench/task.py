@@ -242,7 +242,41 @@ def _type(fields: _Fields, key: str, declared: object) -> str:
 
 
 def _parse(path: Path, folder_digest: str) -> TaskSpec:
-    file = path / "task.yaml"
+    """Validate task.yaml section by section, in a fixed order (the first problem is the one
+    reported), then read the SQL files."""
+    top = _document(path / "task.yaml")
+    top.only("id", "title", "mode", "difficulty", "ticket", "sources", "target", "hazards",
+             "evolution", "negatives", "gold_idiom")
+    task_id = top.get("id", str)
+    if task_id != path.name:
+        raise top.fail("id", f"{task_id!r} must equal the folder name {path.name!r}")
+    sources = _sources(top)
+    target = _target(top.sub("target"))
+    hazards = _hazards(top)
+    evolution = _evolution(top, hazards, sources)
+    negatives = _negatives(top, hazards, path)
+    log_files = _log_files(path, sources)
+    return TaskSpec(
+        id=task_id,
+        title=top.get("title", str),
+        mode=cast(Mode, top.choice("mode", MODES)),
+        difficulty=cast(Difficulty, top.choice("difficulty", DIFFICULTIES)),
+        ticket=top.get("ticket", str).strip(),
+        sources=sources,
+        target=target,
+        hazards=hazards,
+        evolution=evolution,
+        negatives=negatives,
+        gold_idiom=top.get("gold_idiom", str, None),
+        reference_sql=_read_sql(path / "reference.sql"),
+        gold_sql=_read_sql(path / "gold.sql"),
+        path=path,
+        log_files=log_files,
+        digest=folder_digest,
+    )
+
+
+def _document(file: Path) -> _Fields:
     text = read_text(file, TaskError, missing="missing; every task folder needs it",
                      allow_empty=True)
     try:
@@ -251,14 +285,10 @@ def _parse(path: Path, folder_digest: str) -> TaskSpec:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         raise TaskError(f"{file}: not valid YAML{where}; fix the syntax") from None
-    top = _Fields(file, "", document)
-    top.only("id", "title", "mode", "difficulty", "ticket", "sources", "target", "hazards",
-             "evolution", "negatives", "gold_idiom")
+    return _Fields(file, "", document)
 
-    task_id = top.get("id", str)
-    if task_id != path.name:
-        raise top.fail("id", f"{task_id!r} must equal the folder name {path.name!r}")
 
+def _sources(top: _Fields) -> tuple[Source, ...]:
     sources = []
     for name in top.get("sources", dict):
         sub = top.sub("sources").sub(name)
@@ -280,9 +310,10 @@ def _parse(path: Path, folder_digest: str) -> TaskSpec:
                               None, entity_key, version[0] if version else None))
     if not sources:
         raise top.fail("sources", "must declare at least one source")
-    source_names = tuple(s.name for s in sources)
+    return tuple(sources)
 
-    tsub = top.sub("target")
+
+def _target(tsub: _Fields) -> Target:
     tsub.only("name", "columns", "key", "tolerance")
     tcolumns = _columns(tsub, "columns")
     key = tsub.names("key", tuple(c.name for c in tcolumns))
@@ -291,28 +322,36 @@ def _parse(path: Path, folder_digest: str) -> TaskSpec:
     tolerance = tsub.get("tolerance", (int, float), 1e-9)
     if not 0 <= tolerance < 1:
         raise tsub.fail("tolerance", f"{tolerance!r} must be a relative tolerance in [0, 1)")
-    target = Target(tsub.get("name", str), tcolumns, key, float(tolerance))
+    return Target(tsub.get("name", str), tcolumns, key, float(tolerance))
 
+
+def _hazards(top: _Fields) -> tuple[Hazard, ...]:
     hazards = top.get("hazards", list)
     for hazard in hazards:
         if hazard not in HAZARDS:
             raise top.fail("hazards", f"unknown hazard {hazard!r}; allowed: {', '.join(HAZARDS)}")
     if len(set(hazards)) != len(hazards):
         raise top.fail("hazards", "lists a hazard twice")
+    return tuple(hazards)
 
-    evolution = None
-    if "schema_evolution" in hazards:
-        esub = top.sub("evolution")
-        esub.only("source", "column", "type")
-        esource = esub.choice("source", source_names)
-        ecolumn = esub.get("column", str)
-        if ecolumn.lower() in (c.name.lower() for c in
-                               next(s for s in sources if s.name == esource).columns):
-            raise esub.fail("column", f"{ecolumn!r} is already a column of {esource}")
-        evolution = Evolution(esource, ecolumn, _type(esub, "type", esub.get("type", str)))
-    elif top.get("evolution", dict, None) is not None:
-        raise top.fail("evolution", "is given but hazards does not declare schema_evolution")
 
+def _evolution(top: _Fields, hazards: tuple[Hazard, ...], sources: tuple[Source, ...]
+               ) -> Evolution | None:
+    if "schema_evolution" not in hazards:
+        if top.get("evolution", dict, None) is not None:
+            raise top.fail("evolution", "is given but hazards does not declare schema_evolution")
+        return None
+    esub = top.sub("evolution")
+    esub.only("source", "column", "type")
+    esource = esub.choice("source", tuple(s.name for s in sources))
+    ecolumn = esub.get("column", str)
+    if ecolumn.lower() in (c.name.lower() for c in
+                           next(s for s in sources if s.name == esource).columns):
+        raise esub.fail("column", f"{ecolumn!r} is already a column of {esource}")
+    return Evolution(esource, ecolumn, _type(esub, "type", esub.get("type", str)))
+
+
+def _negatives(top: _Fields, hazards: tuple[Hazard, ...], path: Path) -> tuple[Negative, ...]:
     negatives = []
     for name in top.get("negatives", dict, {}):
         nsub = top.sub("negatives").sub(name)
@@ -324,7 +363,10 @@ def _parse(path: Path, folder_digest: str) -> TaskSpec:
                                          f"({', '.join(hazards)})")
         negatives.append(Negative(str(name), tuple(fails),
                                   _read_sql(path / "negatives" / f"{name}.sql")))
+    return tuple(negatives)
 
+
+def _log_files(path: Path, sources: tuple[Source, ...]) -> tuple[Path, ...]:
     log_files = []
     for source in sources:
         found = [path / "log" / f"{source.name}{suffix}" for suffix in LOG_SUFFIXES]
@@ -335,25 +377,7 @@ def _parse(path: Path, folder_digest: str) -> TaskSpec:
                             f"{source.name!r} {problem}; give exactly one of "
                             f"{', '.join(f.name for f in found)}")
         log_files.append(present[0])
-
-    return TaskSpec(
-        id=task_id,
-        title=top.get("title", str),
-        mode=cast(Mode, top.choice("mode", MODES)),
-        difficulty=cast(Difficulty, top.choice("difficulty", DIFFICULTIES)),
-        ticket=top.get("ticket", str).strip(),
-        sources=tuple(sources),
-        target=target,
-        hazards=tuple(hazards),
-        evolution=evolution,
-        negatives=tuple(negatives),
-        gold_idiom=top.get("gold_idiom", str, None),
-        reference_sql=_read_sql(path / "reference.sql"),
-        gold_sql=_read_sql(path / "gold.sql"),
-        path=path,
-        log_files=tuple(log_files),
-        digest=folder_digest,
-    )
+    return tuple(log_files)
 
 
 def _read_sql(file: Path) -> str:
