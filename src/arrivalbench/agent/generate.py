@@ -308,61 +308,85 @@ def _transcript(sample: EvalSample, turns: list[dict[str, JSON]]) -> dict[str, J
 
 def store(plan: Plan, logs: Sequence[EvalLog]) -> Outcome:
     """Write every sample of `logs` to the results file."""
-    from arrivalbench.agent.idioms import signature
-
-    request = plan.request
-    specs = {spec.id: spec for spec in plan.specs}
     reasons: Counter[str] = Counter()
+    specs = {spec.id: spec for spec in plan.specs}
     stored = scripts = first = repaired = tokens_in = tokens_out = 0
-    with Store(request.results) as results:
+    with Store(plan.request.results) as results:
         for spec in plan.specs:
             results.add_task(spec, source_of(spec))
         for log in logs:
             for sample in log.samples or []:
-                meta = sample.metadata
-                spec = specs[meta["task"]]
-                replicate = int(meta["replicate"])
-                turns: list[dict[str, JSON]] = list(sample.store.get(TURNS) or [])
-                final = sample.store.get(FINAL)
-                reason = sample.store.get(REASON)
-                error = sample.store.get(ERROR) or (sample.error.message.splitlines()[0][:500]
-                                                    if sample.error else None)
-                if sample.error is not None:
-                    final, reason = None, reason if reason in ("provider_error", "limit") \
-                        else "harness_error"
-                artifact = None
-                if final is not None:
-                    artifact = results.add_artifact(final, signature(final))
-                    scripts += 1
-                    passed = first_pass_turn(turns)
-                    first += passed == 1
-                    repaired += passed is not None and passed > 1
-                else:
-                    reason = reason or "no_sql"
-                    reasons[reason] += 1
-                given, produced = _tokens(sample)
-                tokens_in += given or 0
-                tokens_out += produced or 0
-                results.add_turns(request.arm, spec.id, replicate, [
-                    Turn(int(t["turn"]), t.get("sql"), t.get("snapshot_verdict"),
-                         t.get("feedback")) for t in turns])
-                results.add_transcript(request.arm, spec.id, replicate, len(turns), given,
-                                       produced, _transcript(sample, turns))
-                provenance: dict[str, JSON] = {
-                    "model": request.model, "variant": request.variant,
-                    "base_url": request.base_url, "max_tokens": request.max_tokens,
-                    "max_turns": request.max_turns, "prompt_digest": meta.get("prompt_digest"),
-                    "turns": len(turns), "first_pass_turn": first_pass_turn(turns),
-                    "final_turn": max((int(t["turn"]) for t in turns if t.get("sql")),
-                                      default=None),
-                    "model_reported": sample.output.model if sample.output else None,
-                    "inspect_log": log.location, "inspect_sample": str(sample.id),
-                    "error": error if artifact is None else None}
-                results.add_cell(Cell(request.arm, spec.id, spec.digest, replicate, artifact,
-                                      None if artifact else reason, provenance))
+                kept = _store_sample(results, plan.request, specs[sample.metadata["task"]],
+                                     log, sample)
                 stored += 1
+                if kept.artifact is not None:
+                    scripts += 1
+                    first += kept.passed == 1
+                    repaired += kept.passed is not None and kept.passed > 1
+                else:
+                    reasons[kept.reason or "no_sql"] += 1
+                tokens_in += kept.tokens_in or 0
+                tokens_out += kept.tokens_out or 0
     return Outcome(plan, stored, scripts, first, repaired, dict(reasons), tokens_in, tokens_out,
                    tuple(log.location for log in logs))
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """What `store` tallies of one stored sample."""
+
+    artifact: str | None
+    reason: str | None
+    passed: int | None  # the turn that passed the snapshot test
+    tokens_in: int | None
+    tokens_out: int | None
+
+
+def _store_sample(results: Store, request: Request, spec: TaskSpec, log: EvalLog,
+                  sample: EvalSample) -> _Kept:
+    """One sample's script (if any), turns, transcript and cell."""
+    from arrivalbench.agent.idioms import signature
+
+    replicate = int(sample.metadata["replicate"])
+    turns: list[dict[str, JSON]] = list(sample.store.get(TURNS) or [])
+    final = sample.store.get(FINAL)
+    reason = sample.store.get(REASON)
+    error = sample.store.get(ERROR) or (sample.error.message.splitlines()[0][:500]
+                                        if sample.error else None)
+    if sample.error is not None:
+        final, reason = None, reason if reason in ("provider_error", "limit") \
+            else "harness_error"
+    artifact = None
+    if final is not None:
+        artifact = results.add_artifact(final, signature(final))
+    else:
+        reason = reason or "no_sql"
+    given, produced = _tokens(sample)
+    results.add_turns(request.arm, spec.id, replicate, [
+        Turn(int(t["turn"]), t.get("sql"), t.get("snapshot_verdict"),
+             t.get("feedback")) for t in turns])
+    results.add_transcript(request.arm, spec.id, replicate, len(turns), given,
+                           produced, _transcript(sample, turns))
+    provenance = _provenance(request, log, sample, turns, error if artifact is None else None)
+    results.add_cell(Cell(request.arm, spec.id, spec.digest, replicate, artifact,
+                          None if artifact else reason, provenance))
+    return _Kept(artifact, reason, first_pass_turn(turns) if artifact else None, given,
+                 produced)
+
+
+def _provenance(request: Request, log: EvalLog, sample: EvalSample,
+                turns: Sequence[dict[str, JSON]], error: str | None) -> dict[str, JSON]:
+    """Where a model arm's cell came from: the request, the conversation, the Inspect log."""
+    return {
+        "model": request.model, "variant": request.variant,
+        "base_url": request.base_url, "max_tokens": request.max_tokens,
+        "max_turns": request.max_turns, "prompt_digest": sample.metadata.get("prompt_digest"),
+        "turns": len(turns), "first_pass_turn": first_pass_turn(turns),
+        "final_turn": max((int(t["turn"]) for t in turns if t.get("sql")),
+                          default=None),
+        "model_reported": sample.output.model if sample.output else None,
+        "inspect_log": log.location, "inspect_sample": str(sample.id),
+        "error": error}
 
 
 def parse_model_args(pairs: Sequence[str]) -> dict[str, Any]:
