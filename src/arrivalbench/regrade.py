@@ -13,7 +13,7 @@ from arrivalbench import render
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.executors import Executor, Result, Unit, unit_key
 from arrivalbench.grid import DEFAULT_RESULTS, Warn, load_cell_task, make_executor, stderr_warning
-from arrivalbench.store import Cell, Key, Store, current_versions
+from arrivalbench.store import Cell, Key, Store, StoredVerdict, current_versions
 from arrivalbench.task import TaskSpec
 
 SAMPLE_SEED = 20240229  # fixes the sample `regrade(sample=N)` draws
@@ -61,34 +61,57 @@ def regrade(results: Path | str = DEFAULT_RESULTS, sample: int | None = None,
     with Store(results, read_only=True) as store:
         path = store.path
         stored = store.verdicts()
-        tasks = store.tasks()
-        versions = current_versions()
-        current = [v for v in stored if v.key[4:] == versions]
-        other = Counter(v.key[4:] for v in stored if v.key[4:] != versions)
-        for (engine, harness), count in sorted(other.items()):
-            note(f"{count} verdicts were graded by duckdb {engine} / arrivalbench {harness}, "
-                 f"not this installation's {versions[0]} / {versions[1]}; not regraded")
-        specs: dict[str, tuple[TaskSpec, str] | None] = {}
-        candidates = []
-        by_id = {t.task: t for t in tasks.values()}
-        for v in current:
-            if v.key[0] not in specs:
-                task = tasks.get(v.key[0]) or by_id.get(v.task)
-                cell = Cell("", v.task, v.key[0], 0, None)
-                specs[v.key[0]] = load_cell_task(cell, task, note)
-            if specs[v.key[0]] is not None:
-                candidates.append(v)
+        current = _this_installation(stored, note)
+        specs = _tasks(store, current, note)
+        candidates = [v for v in current if specs[v.key[0]] is not None]
         if sample is not None and sample < len(candidates):
             candidates = sorted(random.Random(SAMPLE_SEED).sample(candidates, sample),
                                 key=lambda v: v.key)
         scripts = {a: store.artifact_sql(a) for a in sorted({v.key[3] for v in candidates})}
-    units = []
-    for v in candidates:
-        found = specs[v.key[0]]
-        assert found is not None
-        spec, source = found
-        units.append(Unit(source, spec.digest, v.key[3], scripts[v.key[3]], v.key[1], v.key[2]))
-    by_key = {v.key: v for v in candidates}
+    units = [_unit(v, specs, scripts) for v in candidates]
+    mismatches = _rerun(pool, units, candidates, progress)
+    skipped = len(stored) - len([v for v in current if specs.get(v.key[0]) is not None])
+    return RegradeReport(path, len(stored), len(units), mismatches, skipped,
+                         time.perf_counter() - start, [v.key for v in candidates], warnings)
+
+
+def _this_installation(stored: list[StoredVerdict], note: Warn) -> list[StoredVerdict]:
+    """The verdicts this installation's DuckDB and harness versions can reproduce; a warning
+    for each other version found."""
+    versions = current_versions()
+    other = Counter(v.key[4:] for v in stored if v.key[4:] != versions)
+    for (engine, harness), count in sorted(other.items()):
+        note(f"{count} verdicts were graded by duckdb {engine} / arrivalbench {harness}, "
+             f"not this installation's {versions[0]} / {versions[1]}; not regraded")
+    return [v for v in stored if v.key[4:] == versions]
+
+
+def _tasks(store: Store, verdicts: list[StoredVerdict], note: Warn
+           ) -> dict[str, tuple[TaskSpec, str] | None]:
+    """The task (and its source) of each task digest, or None where it cannot be loaded as it
+    was (a warning says why)."""
+    tasks = store.tasks()
+    by_id = {t.task: t for t in tasks.values()}
+    specs: dict[str, tuple[TaskSpec, str] | None] = {}
+    for v in verdicts:
+        if v.key[0] not in specs:
+            task = tasks.get(v.key[0]) or by_id.get(v.task)
+            specs[v.key[0]] = load_cell_task(Cell("", v.task, v.key[0], 0, None), task, note)
+    return specs
+
+
+def _unit(v: StoredVerdict, specs: dict[str, tuple[TaskSpec, str] | None],
+          scripts: dict[str, str]) -> Unit:
+    found = specs[v.key[0]]
+    assert found is not None
+    spec, source = found
+    return Unit(source, spec.digest, v.key[3], scripts[v.key[3]], v.key[1], v.key[2])
+
+
+def _rerun(pool: Executor, units: list[Unit], stored: list[StoredVerdict], progress: bool
+           ) -> list[Mismatch]:
+    """Grade `units` again and keep every verdict whose bytes differ from the stored ones."""
+    by_key = {v.key: v for v in stored}
     mismatches: list[Mismatch] = []
     with render.progress(len(units), enabled=progress, label="regrading") as advance:
         def on_results(batch: list[tuple[Unit, Result]]) -> None:
@@ -100,7 +123,4 @@ def regrade(results: Path | str = DEFAULT_RESULTS, sample: int | None = None,
                 advance(result.verdict.verdict)
 
         pool.run(units, on_results)
-    mismatches.sort(key=lambda m: m.key)
-    skipped = len(stored) - len([v for v in current if specs.get(v.key[0]) is not None])
-    return RegradeReport(path, len(stored), len(units), mismatches, skipped,
-                         time.perf_counter() - start, [v.key for v in candidates], warnings)
+    return sorted(mismatches, key=lambda m: m.key)
