@@ -216,83 +216,112 @@ class LocalExecutor:
     def run(self, units: Sequence[Unit], on_results: OnResults) -> None:
         if not units:
             return
-        queues = _by_task(units)
-        pool: list[_Worker] = []
-        serial = 0
-        barren = 0  # workers in a row that died before grading anything
-
-        def spawn() -> _Worker:
-            nonlocal serial
-            serial += 1
-            return _Worker(self._context, self.work, f"local-{serial}")
-
-        def next_unit(worker: _Worker) -> int | None:
-            if worker.task is not None and queues.get(worker.task):
-                return queues[worker.task].popleft()
-            live = [t for t, q in queues.items() if q]
-            if not live:
-                return None
-            held = {w.task for w in pool if w is not worker}
-            # The task with most work left that no other worker holds; else share one.
-            task = max(live, key=lambda t: (t not in held, len(queues[t])))
-            worker.task = task
-            return queues[task].popleft()
-
+        run = _LocalRun(self, units)
         remaining = len(units)
         try:
-            pool = [spawn() for _ in range(min(self.workers, remaining))]
+            run.pool = [run.spawn() for _ in range(min(self.workers, remaining))]
             while remaining:
-                for worker in pool:
-                    while len(worker.inflight) < self.PREFETCH:
-                        index = next_unit(worker)
-                        if index is None:
-                            break
-                        worker.send(index, units[index])
-                ready = set(wait([w.conn for w in pool] + [w.process.sentinel for w in pool],
-                                 timeout=TICK))
-                batch: list[tuple[Unit, Result]] = []
-                error: Exception | None = None
-                for worker in list(pool):
-                    if worker.conn not in ready and worker.process.sentinel not in ready:
-                        continue
-                    closed = worker.drain(units, batch)
-                    error = error or worker.error
-                    if not closed and worker.process.is_alive():
-                        continue
-                    worker.process.join()  # dead: blame the unit it had started, if any
-                    self._retire(worker)
-                    pool.remove(worker)
-                    culprit = worker.started
-                    if culprit is not None:
-                        batch.append((units[culprit], died(units[culprit])))
-                        self.stats.deaths += 1
-                        self.stats.causes.append(death_cause(worker.process.exitcode))
-                    barren = 0 if culprit is not None or worker.completed else barren + 1
-                    if barren >= 3:
-                        error = error or HarnessError(
-                            "worker processes die before grading anything "
-                            f"({death_cause(worker.process.exitcode)}); check that arrivalbench "
-                            "imports in a fresh Python process")
-                    for index in reversed(worker.inflight):
-                        if index != culprit:
-                            unit = units[index]
-                            queues[(unit.task, unit.task_digest)].appendleft(index)
-                    if any(queues.values()):
-                        pool.append(spawn())
+                run.feed()
+                batch, error = run.collect()
                 remaining -= len(batch)
                 on_results(batch)
                 if error is not None:
                     raise error
         finally:
-            for worker in pool:
+            for worker in run.pool:
                 worker.stop()
-            for worker in pool:
+            for worker in run.pool:
                 worker.close()
                 self._retire(worker)
 
     def _retire(self, worker: _Worker) -> None:
         if worker.peak_rss:
             self.stats.peak_rss[worker.name] = worker.peak_rss
+
+
+class _LocalRun:
+    """The state of one `LocalExecutor.run`: the queues of units per task and the workers."""
+
+    def __init__(self, executor: LocalExecutor, units: Sequence[Unit]) -> None:
+        self.executor = executor
+        self.units = units
+        self.queues = _by_task(units)
+        self.pool: list[_Worker] = []
+        self.serial = 0
+        self.barren = 0  # workers in a row that died before grading anything
+
+    def spawn(self) -> _Worker:
+        self.serial += 1
+        return _Worker(self.executor._context, self.executor.work, f"local-{self.serial}")
+
+    def next_unit(self, worker: _Worker) -> int | None:
+        """The next unit of the task the worker holds; else of the task with most work left
+        that no other worker holds; else share one."""
+        queues = self.queues
+        if worker.task is not None and queues.get(worker.task):
+            return queues[worker.task].popleft()
+        live = [t for t, q in queues.items() if q]
+        if not live:
+            return None
+        held = {w.task for w in self.pool if w is not worker}
+        task = max(live, key=lambda t: (t not in held, len(queues[t])))
+        worker.task = task
+        return queues[task].popleft()
+
+    def feed(self) -> None:
+        """Keep PREFETCH units queued at every worker."""
+        for worker in self.pool:
+            while len(worker.inflight) < self.executor.PREFETCH:
+                index = self.next_unit(worker)
+                if index is None:
+                    break
+                worker.send(index, self.units[index])
+
+    def collect(self) -> tuple[list[tuple[Unit, Result]], Exception | None]:
+        """Wait up to TICK for results or deaths; the results that arrived, and the error that
+        stops the run, if any."""
+        pool = self.pool
+        ready = set(wait([w.conn for w in pool] + [w.process.sentinel for w in pool],
+                         timeout=TICK))
+        batch: list[tuple[Unit, Result]] = []
+        error: Exception | None = None
+        for worker in list(pool):
+            if worker.conn not in ready and worker.process.sentinel not in ready:
+                continue
+            closed = worker.drain(self.units, batch)
+            error = error or worker.error
+            if not closed and worker.process.is_alive():
+                continue
+            buried = self.bury(worker, batch)  # always: it requeues and replaces
+            error = error or buried
+        return batch, error
+
+    def bury(self, worker: _Worker, batch: list[tuple[Unit, Result]]) -> Exception | None:
+        """A dead worker: its started unit becomes an ERROR verdict, the units queued behind it
+        go back to the queue, and a new worker takes its place while there is work."""
+        worker.process.join()
+        self.executor._retire(worker)
+        self.pool.remove(worker)
+        culprit = worker.started
+        stats = self.executor.stats
+        if culprit is not None:
+            batch.append((self.units[culprit], died(self.units[culprit])))
+            stats.deaths += 1
+            stats.causes.append(death_cause(worker.process.exitcode))
+        self.barren = 0 if culprit is not None or worker.completed else self.barren + 1
+        error = None
+        if self.barren >= 3:
+            error = HarnessError(
+                "worker processes die before grading anything "
+                f"({death_cause(worker.process.exitcode)}); check that arrivalbench "
+                "imports in a fresh Python process")
+        for index in reversed(worker.inflight):
+            if index != culprit:
+                unit = self.units[index]
+                self.queues[(unit.task, unit.task_digest)].appendleft(index)
+        if any(self.queues.values()):
+            self.pool.append(self.spawn())
+        return error
 
 
 class _Worker:
