@@ -53,7 +53,7 @@ from arrivalbench.oracle import compare
 from arrivalbench.perturbation import visible
 from arrivalbench.replay import expected, replay
 from arrivalbench.schedules import CONTROLS, Schedule
-from arrivalbench.task import TaskSpec, load_spec, load_specs
+from arrivalbench.task import HAZARDS, TaskSpec, load_spec, load_specs
 from arrivalbench.values import canonical_json, to_json
 
 GATE_SEEDS: tuple[int, ...] = (0, 1, 2)
@@ -85,8 +85,7 @@ class Finding:
         return f"{self.task}: {self.check}: schedule {schedule}, seed {seed}: {self.reason}"
 
     def order(self, tasks: Sequence[str]) -> tuple[object, ...]:
-        kinds = ("snapshot", *CONTROLS[1:], "late_arrival", "out_of_order", "duplicates",
-                 "crash_retry", "backfill", "schema_evolution")
+        kinds = (*CONTROLS, *HAZARDS)
         return (tasks.index(self.task) if self.task in tasks else len(tasks),
                 CHECK_ORDER.index(self.check.split()[0]), self.check,
                 kinds.index(self.schedule) if self.schedule in kinds else -1,

@@ -48,7 +48,7 @@ from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.grading import DEFAULT_SEEDS, Point, artifact_digest, grade, grade_all, plan
 from arrivalbench.task import TaskSpec, load_spec, load_specs, source_of
 from arrivalbench.values import JSON, digest
-from arrivalbench.verdict import Verdict
+from arrivalbench.verdict import KINDS, Verdict
 
 T = TypeVar("T")
 
@@ -184,7 +184,7 @@ def explain(verdicts: Sequence[Verdict]) -> str:
     lines = []
     for kind, group in by_kind.items():
         tally = Counter(v.verdict for v in group)
-        text = ", ".join(f"{tally[k]} {k}" for k in ("PASS", "FAIL", "ERROR") if tally[k])
+        text = ", ".join(f"{tally[k]} {k}" for k in KINDS if tally[k])
         lines.append(f"{kind}: {text}")
     for kind, group in by_kind.items():
         bad = next((v for v in group if v.verdict != "PASS"), None)
