@@ -32,11 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from arrivalbench import __version__
-from arrivalbench.arms import task_source
 from arrivalbench.engine import duckdb as duckdb_engine
 from arrivalbench.executors import Executor, LocalExecutor, RayExecutor, Result, Unit, compute
 from arrivalbench.grading import plan
 from arrivalbench.task import BUILTIN_DIR, builtin_ids, load_spec
+from arrivalbench.task import source_of as task_source
 from arrivalbench.values import digest
 
 STUDY = 28_350  # verdicts stored by the study this project follows

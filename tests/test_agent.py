@@ -267,7 +267,9 @@ def test_three_failing_turns_end_with_the_last_script_graded(
     assert meta["verdicts"]["duplicates"] == ["FAIL"]
     score = sample.scores["verdicts"] if sample.scores else None
     assert score is not None and score.value["snapshot"] == 0.0
-    assert score.value["silent"] == 1.0 and score.answer == WRONG_REVENUE
+    # A script that fails the snapshot test is wrong, not silently fragile: not `silent`,
+    # although its duplicates verdict is FAIL (the same class as the run summary and report).
+    assert score.value["silent"] == 0.0 and score.answer == WRONG_REVENUE
 
 
 def test_replies_cut_at_the_token_cap_end_with_no_script(

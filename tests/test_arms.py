@@ -33,11 +33,6 @@ def test_builtin_rejects_an_unknown_arm(tiny: TaskSpec) -> None:
         arms.builtin("golden", [tiny])
 
 
-def test_task_source_is_the_builtin_id_or_the_folder(tiny: TaskSpec) -> None:
-    assert arms.task_source(load_spec("web_page_views")) == "web_page_views"
-    assert arms.task_source(tiny) == str(tiny.path.resolve())
-
-
 # -- the template ----------------------------------------------------------------------------
 
 

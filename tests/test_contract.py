@@ -1,4 +1,4 @@
-"""The execution contract (DESIGN §2) on the built-in tasks, and determinism of verdicts."""
+"""The execution contract on the built-in tasks, and determinism of verdicts."""
 
 from __future__ import annotations
 

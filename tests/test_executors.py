@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from arrivalbench import arms
+from arrivalbench.errors import ArrivalBenchError, TaskError, WorkerError
 from arrivalbench.executors import (
     DIED,
     HarnessError,
@@ -26,13 +27,13 @@ from arrivalbench.executors import (
 )
 from arrivalbench.grading import plan
 from arrivalbench.store import Key
-from arrivalbench.task import TaskSpec, load_spec
+from arrivalbench.task import TaskSpec, load_spec, source_of
 from arrivalbench.values import digest
 
 
 def units_for(spec: TaskSpec, scripts: Sequence[str], seeds: int = 1,
               kinds: Sequence[str] = ()) -> list[Unit]:
-    return [Unit(arms.task_source(spec), spec.digest, digest(sql), sql, p.schedule, p.seed)
+    return [Unit(source_of(spec), spec.digest, digest(sql), sql, p.schedule, p.seed)
             for sql in scripts for p in plan(spec, seeds, kinds)]
 
 
@@ -160,10 +161,26 @@ def test_an_exception_in_a_worker_stops_the_run_keeping_what_finished(tiny: Task
     def on_results(batch: list[tuple[Unit, Result]]) -> None:
         seen.extend(u.schedule for u, _r in batch)
 
-    with pytest.raises(HarnessError, match=r"grading .*tiny trickle seed 0: RuntimeError: the "
-                                           "oracle broke"):
+    with pytest.raises(WorkerError, match=r"grading .*tiny trickle seed 0: RuntimeError: the "
+                                          "oracle broke") as raised:
         LocalExecutor(1, work=failing).run(units, on_results)
     assert "snapshot" in seen and "in_order" in seen and "trickle" not in seen
+    # A bug, not bad input: it keeps the worker's own traceback, down to the raising line.
+    assert not isinstance(raised.value, ArrivalBenchError)
+    assert 'raise RuntimeError("the oracle broke")' in raised.value.worker_traceback
+    assert "in failing" in str(raised.value)
+
+
+def broken_task(unit: Unit) -> Result:
+    raise TaskError("task.yaml: not valid YAML at line 3; fix the syntax")
+
+
+def test_bad_input_met_in_a_worker_stays_one_line_of_bad_input(tiny: TaskSpec) -> None:
+    units = units_for(tiny, [tiny.gold_sql], 1, ["snapshot"])
+    with pytest.raises(HarnessError) as raised:
+        LocalExecutor(1, work=broken_task).run(units, lambda batch: None)
+    assert str(raised.value).endswith(": task.yaml: not valid YAML at line 3; fix the syntax")
+    assert "\n" not in str(raised.value)
 
 
 def test_a_task_changed_under_the_run_is_a_harness_error(tiny: TaskSpec) -> None:
@@ -174,8 +191,6 @@ def test_a_task_changed_under_the_run_is_a_harness_error(tiny: TaskSpec) -> None
 
 
 def test_make_rejects_an_unknown_executor() -> None:
-    from arrivalbench.errors import ArrivalBenchError
-
-    with pytest.raises(ArrivalBenchError, match="--executor dask"):
+    with pytest.raises(ArrivalBenchError, match="executor 'dask': unknown"):
         make("dask")
     assert make("local", 3).workers == 3

@@ -1,6 +1,6 @@
-"""The admissibility gate (DESIGN §6): it passes a sound task, and it catches broken copies of real
-tasks made here, one defect at a time. The whole corpus is gated by `make gate`, a step of CI of
-its own."""
+"""The admissibility gate: it passes a sound task, and it catches broken copies of real tasks
+made here, one defect at a time. The whole corpus is gated by `make gate`, a step of CI of its
+own."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import yaml
 
 from arrivalbench import gate
 from arrivalbench.grading import schedule
+from arrivalbench.perturbation import visible
 from arrivalbench.schedules import Batch, Schedule
 from arrivalbench.task import BUILTIN_DIR, load_spec
 from conftest import cli
@@ -188,13 +189,13 @@ def relabel(sched: Schedule, kind: str, **changes: Any) -> Schedule:
 def test_a_control_relabelled_as_a_hazard_is_not_a_perturbation(store: Any) -> None:
     plain = schedule(store, "in_order", 0)
     for kind in ("duplicates", "out_of_order", "late_arrival", "crash_retry", "backfill"):
-        assert gate.visible(store, relabel(plain, kind), 7) is not None, kind
+        assert visible(store, relabel(plain, kind), 7) is not None, kind
 
 
 def test_real_hazard_schedules_are_visible(store: Any) -> None:
     for kind in store.hazards:
         for seed in gate.GATE_SEEDS:
-            assert gate.visible(store, schedule(store, kind, seed), 7) is None, (kind, seed)
+            assert visible(store, schedule(store, kind, seed), 7) is None, (kind, seed)
 
 
 def test_duplicates_need_both_an_in_batch_and_a_cross_batch_repeat(store: Any) -> None:
@@ -202,10 +203,10 @@ def test_duplicates_need_both_an_in_batch_and_a_cross_batch_repeat(store: Any) -
     first = plain.batches[0].records
     in_batch_only = relabel(plain, "duplicates", batches=(
         Batch((*first, first[0])), *plain.batches[1:]))
-    assert gate.visible(store, in_batch_only, 7) == "no record is delivered again in a later batch"
+    assert visible(store, in_batch_only, 7) == "no record is delivered again in a later batch"
     across_only = relabel(plain, "duplicates", batches=(
         *plain.batches, Batch((first[0],))))
-    assert gate.visible(store, across_only, 7) == \
+    assert visible(store, across_only, 7) == \
         "no record is delivered again inside one batch"
 
 
@@ -213,14 +214,14 @@ def test_crash_retry_needs_an_abort_mid_script_and_one_after_the_last_statement(
         store: Any) -> None:
     real = schedule(store, "crash_retry", 0)
     # A one-statement script cannot be aborted in its middle.
-    assert "in the middle of the gold's 1 statements" in (gate.visible(store, real, 1) or "")
+    assert "in the middle of the gold's 1 statements" in (visible(store, real, 1) or "")
     only_after = relabel(real, "crash_retry", batches=tuple(
         replace(b, abort=1.0) if b.abort is not None else b for b in real.batches))
-    assert "in the middle" in (gate.visible(store, only_after, 7) or "")
+    assert "in the middle" in (visible(store, only_after, 7) or "")
     no_retry = relabel(real, "crash_retry", batches=tuple(
         b for i, b in enumerate(real.batches)
         if not (i > 0 and real.batches[i - 1].abort is not None)))
-    assert "is not followed by a run of the same batch" in (gate.visible(store, no_retry, 7) or "")
+    assert "is not followed by a run of the same batch" in (visible(store, no_retry, 7) or "")
 
 
 def test_backfill_redelivers_and_holds_back_after_newer_data(store: Any) -> None:
@@ -228,22 +229,22 @@ def test_backfill_redelivers_and_holds_back_after_newer_data(store: Any) -> None
     seen = {r for b in real.batches[:-1] for r in b.records}
     redelivered_only = relabel(real, "backfill", batches=(
         *real.batches[:-1], Batch(tuple(r for r in real.batches[-1].records if r in seen))))
-    assert "holds no record held back" in (gate.visible(store, redelivered_only, 7) or "")
+    assert "holds no record held back" in (visible(store, redelivered_only, 7) or "")
 
 
 def test_schema_evolution_must_start_after_the_first_batch() -> None:
     spec = load_spec("web_page_views")
     real = schedule(spec, "schema_evolution", 0)
-    assert gate.visible(spec, real, 2) is None
+    assert visible(spec, real, 2) is None
     assert "does not appear from a batch after the first" in (
-        gate.visible(spec, replace(real, evolution_from=0), 2) or "")
+        visible(spec, replace(real, evolution_from=0), 2) or "")
 
 
 def test_withheld_records_must_change_the_target(store: Any) -> None:
     """A final batch that only repeats delivered orders leaves the gold's table unchanged."""
     plain = schedule(store, "in_order", 0)
     repeat = relabel(plain, "late_arrival", batches=(*plain.batches, plain.batches[0]))
-    assert "repeats records delivered before" in (gate.visible(store, repeat, 7) or "")
+    assert "repeats records delivered before" in (visible(store, repeat, 7) or "")
     assert gate._withheld_changes_target(store, repeat) == (
         "the withheld records do not change the target: the gold without the final batch "
         "already equals the reference")

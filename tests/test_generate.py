@@ -82,7 +82,7 @@ def test_dry_run_prints_the_plan_and_calls_nothing(
 def test_bad_model_names_are_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]
                                        ) -> None:
     for model, message in (("gpt-4o", "give PROVIDER/MODEL"),
-                           ("nosuchprovider/x", "--model nosuchprovider/x: ")):
+                           ("nosuchprovider/x", "model nosuchprovider/x: ")):
         with pytest.raises(SystemExit) as done:
             main(["generate", "--model", model, "--task", "store_daily_revenue",
                   "--results", str(tmp_path / "r.duckdb")])

@@ -1,4 +1,4 @@
-"""The oracle (DESIGN §5): pure comparisons of engine Tables against a declared target."""
+"""The oracle: pure comparisons of engine Tables against a declared target."""
 
 from __future__ import annotations
 

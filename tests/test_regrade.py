@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from arrivalbench import grid
+from arrivalbench import grid, regrade
 from conftest import cli, write_task
 
 POINTS = 6  # the tiny task with --seeds 1
@@ -66,8 +66,8 @@ def test_regrade_reports_each_mismatch_with_key_and_both_verdicts(
 
 
 def test_sample_is_deterministic_and_of_the_size_asked(results: Path) -> None:
-    first = grid.regrade(results, sample=5, workers=1, progress=False)
-    second = grid.regrade(results, sample=5, workers=2, progress=False)
+    first = regrade.regrade(results, sample=5, workers=1, progress=False)
+    second = regrade.regrade(results, sample=5, workers=2, progress=False)
     assert first.checked == 5 and first.keys == second.keys
     assert len(set(first.keys)) == 5 and first.mismatches == []
     con = duckdb.connect(str(results), read_only=True)

@@ -1,4 +1,4 @@
-"""The sandbox (DESIGN §2.6): hostile pipelines end in ERROR, the harness and the host do not."""
+"""The sandbox: hostile pipelines end in ERROR, the harness and the host do not."""
 
 from __future__ import annotations
 

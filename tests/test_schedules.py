@@ -1,4 +1,4 @@
-"""Schedules (DESIGN §4): properties over random logs, checked on the plain data of a schedule."""
+"""Schedules: properties over random logs, checked on the plain data of a schedule."""
 
 from __future__ import annotations
 

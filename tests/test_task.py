@@ -1,4 +1,4 @@
-"""Task folders (DESIGN §3): loading, validation messages, digests, log formats."""
+"""Task folders: loading, validation messages, digests, log formats."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from arrivalbench.errors import TaskError
 from arrivalbench.log import load_log
-from arrivalbench.task import builtin_ids, load_spec, resolve
+from arrivalbench.task import builtin_ids, load_spec, load_specs, resolve
 from conftest import TINY_ROWS, write_jsonl, write_task
 
 
@@ -268,3 +268,35 @@ def test_a_copied_builtin_task_loads_from_a_path(tmp_path: Path) -> None:
     spec = load_spec(str(tmp_path / "web_page_views"))
     assert spec.digest == load_spec("web_page_views").digest
     assert spec.path == (tmp_path / "web_page_views").resolve()
+
+
+# -- one task, one source ------------------------------------------------------------------------
+
+
+def test_a_task_reached_through_a_symlink_has_one_source(
+        tmp_path: Path, tiny_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The id for a built-in task, the real folder for another, however it was reached. The
+    built-in folder itself is reached through a symlink here, as an install can be."""
+    from arrivalbench import task as tasklib
+
+    linked = tmp_path / "linked-builtins"
+    linked.symlink_to(tasklib.BUILTIN_DIR.resolve(), target_is_directory=True)
+    monkeypatch.setattr(tasklib, "BUILTIN_DIR", linked)
+    by_id = tasklib.load_spec("web_page_views")
+    by_folder = tasklib.load_spec(linked / "web_page_views")
+    other = tmp_path / "elsewhere"
+    other.symlink_to(linked / "web_page_views", target_is_directory=True)
+    by_symlink = tasklib.load_spec(other)
+    assert {tasklib.source_of(s) for s in (by_id, by_folder, by_symlink)} == {"web_page_views"}
+    tiny_link = tmp_path / "tiny-link"
+    tiny_link.symlink_to(tiny_dir, target_is_directory=True)
+    assert tasklib.source_of(tasklib.load_spec(tiny_link)) == str(tiny_dir.resolve())
+    # Reached by id and by path, it is one task, not two with the same id.
+    assert len(tasklib.load_specs(["web_page_views", str(other)])) == 1
+
+
+def test_two_folders_with_one_id_are_refused(tmp_path: Path, tiny_dir: Path) -> None:
+    copy = tmp_path / "copy" / "tiny"
+    shutil.copytree(tiny_dir, copy)
+    with pytest.raises(TaskError, match="is also the id of"):
+        load_specs([tiny_dir, copy])

@@ -1,4 +1,4 @@
-"""Built-in arms and folders of submissions (DESIGN §7): where artifacts come from.
+"""Built-in arms and folders of submissions: where artifacts come from.
 
 - `gold`: each task's `gold.sql`, replicate 0.
 - `negatives`: one artifact per negative control, replicate = its position in `task.yaml`;
@@ -25,7 +25,8 @@ from sqlglot.errors import SqlglotError
 
 from arrivalbench.errors import ArrivalBenchError, TaskError
 from arrivalbench.idioms import signature
-from arrivalbench.task import BUILTIN_DIR, TaskSpec, builtin_ids
+from arrivalbench.task import TaskSpec, builtin_ids, source_of
+from arrivalbench.textfile import read_text
 from arrivalbench.values import JSON
 from arrivalbench.words import count
 
@@ -44,15 +45,8 @@ class Artifact:
     provenance: dict[str, JSON] = field(default_factory=dict)
 
 
-def task_source(spec: TaskSpec) -> str:
-    """How to load `spec` again: its built-in id, or its folder's path."""
-    if spec.path.parent.resolve() == BUILTIN_DIR.resolve():
-        return spec.id
-    return str(spec.path.resolve())
-
-
 def _file(spec: TaskSpec, relative: str) -> str:
-    return relative if task_source(spec) == spec.id else str(spec.path / relative)
+    return relative if source_of(spec) == spec.id else str(spec.path / relative)
 
 
 def gold(spec: TaskSpec) -> list[Artifact]:
@@ -100,7 +94,7 @@ def history_tables(spec: TaskSpec) -> dict[str, str]:
 
 
 def template_sql(spec: TaskSpec) -> str:
-    """The template pipeline of `spec` (DESIGN §7).
+    """The template pipeline of `spec`.
 
     Per source: `CREATE TABLE IF NOT EXISTS main.<source>_history` with the declared columns,
     then an `INSERT` of the delivered records whose record key is not in the history yet, one
@@ -237,18 +231,10 @@ def submissions(folder: Path, specs: Sequence[TaskSpec], arm_name: str | None = 
             warnings.append(f"{file}: replicate {replicate} of {task} is already given by "
                             f"{other}; skipped")
             return
-        problem = None
         try:
-            sql = file.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            problem = "not UTF-8 text"
-        except OSError as exc:
-            problem = f"cannot be read ({exc.strerror or type(exc).__name__})"
-        else:
-            if not sql.strip():
-                problem = "empty"
-        if problem is not None:
-            warnings.append(f"{file}: {problem}; skipped")
+            sql = read_text(file)
+        except ArrivalBenchError as exc:
+            warnings.append(f"{exc}; skipped")
             return
         found[(task, replicate)] = Artifact(arm, by_id[task], replicate, sql,
                                             {"file": str(file.resolve())})

@@ -1,9 +1,10 @@
-"""The command line (DESIGN §10): parse, call, print."""
+"""The command line: parse, call, print."""
 
 from __future__ import annotations
 
 import shlex
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -14,7 +15,7 @@ from rich.text import Text
 
 from arrivalbench import __version__, render
 from arrivalbench.engine import Limits
-from arrivalbench.errors import ArrivalBenchError, ScriptError
+from arrivalbench.errors import REPORT_BUGS, ArrivalBenchError, missing_extra
 from arrivalbench.grading import DEFAULT_SEEDS, grade_all, plan
 from arrivalbench.prompts import DEFAULT_VARIANT, VARIANTS
 from arrivalbench.schedules import KINDS
@@ -284,7 +285,7 @@ def explain_study(results: Path, budget: int, arms: Sequence[str], limits: Limit
 @click.argument("task_refs", metavar="[TASK]...", nargs=-1)
 @workers_option("Worker processes (default: the number of cores, at most 8).")
 def gate_command(task_refs: Sequence[str], workers: int | None) -> None:
-    """The admissibility gate (DESIGN §6) on each TASK (a built-in id or a folder; default:
+    """The admissibility gate on each TASK (a built-in id or a folder; default:
     every built-in task). Prints one line per failed check; exit 0 if all pass, 1 otherwise."""
     from arrivalbench import gate
 
@@ -325,10 +326,11 @@ def run_command(arm_names: Sequence[str], submissions: Path | None, arm_name: st
     hazard for every seed. Replays already in the file are not graded again, so the same command
     resumes an interrupted run and more arms add to the file."""
     from arrivalbench import grid
+    from arrivalbench.summary import summary_table
 
     summary = grid.run(results, arm_names, submissions, arm_name, task_refs, seeds, workers,
                        executor, command=command_line(), allow_unmatched=allow_unmatched)
-    out.print(grid.summary_table(summary, out.width))
+    out.print(summary_table(summary, out.width))
     if then_explain:
         explain_study(results, 400, (), Limits())
 
@@ -343,9 +345,9 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
                     executor: str) -> None:
     """Re-run stored replays and compare verdict bytes. Prints each mismatch with its key and
     both verdicts; exit 0 when every byte matches, 1 on any mismatch."""
-    from arrivalbench import grid
+    from arrivalbench.regrade import regrade
 
-    report = grid.regrade(results, sample, workers, executor)
+    report = regrade(results, sample, workers, executor)
     for m in report.mismatches:
         task_digest, schedule, seed, artifact, engine, harness = m.key
         click.echo(f"mismatch: task {m.task} ({task_digest}) schedule {schedule} seed {seed} "
@@ -414,9 +416,9 @@ def generate(model: str, variant: str, replicates: int, task_refs: Sequence[str]
     outcome = generation.run(request)
     click.echo(outcome.describe())
     if outcome.grading is not None:
-        from arrivalbench import grid
+        from arrivalbench.summary import summary_table
 
-        out.print(grid.summary_table(outcome.grading, out.width))
+        out.print(summary_table(outcome.grading, out.width))
 
 
 @app.command()
@@ -467,8 +469,7 @@ def report(results: Path, out_dir: Path, arms: Sequence[str], seed: int,
             summary_table,
         )
     except ImportError as exc:
-        raise ArrivalBenchError(f"report needs the 'report' extra ({exc.name} is missing); "
-                                "pip install 'arrivalbench[report]'") from None
+        raise missing_extra("report", "report", exc.name) from None
     written = reporting.write(results, out_dir, arms, seed, compare or ())
     out.print(summary_table(written.doc))
     if compare:
@@ -482,19 +483,9 @@ def report(results: Path, out_dir: Path, arms: Sequence[str], seed: int,
 
 
 def read_script(path: Path) -> str:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScriptError(f"{path}: no such file; give the path of a .sql script") from None
-    except IsADirectoryError:
-        raise ScriptError(f"{path}: is a folder; give the path of a .sql script") from None
-    except UnicodeDecodeError:
-        raise ScriptError(f"{path}: not UTF-8 text; save the script as UTF-8") from None
-    except OSError as exc:
-        raise ScriptError(f"{path}: cannot be read ({exc.strerror})") from None
-    if not text.strip():
-        raise ScriptError(f"{path}: empty; a pipeline holds at least one SQL statement")
-    return text
+    from arrivalbench.artifacts.script import read_script as read
+
+    return read(path, what="a .sql script")
 
 
 def fail(message: str) -> NoReturn:
@@ -502,8 +493,13 @@ def fail(message: str) -> NoReturn:
     sys.exit(2)
 
 
+INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    """Bad input of any kind ends in one line on standard error and exit status 2."""
+    """Exit status 2 with one line on standard error for bad input; 130 on Ctrl-C; for
+    anything else (a bug) the traceback, a line saying it is a bug and where to report it, and
+    exit status 1."""
     try:
         app.main(args=argv, prog_name="arrivalbench", standalone_mode=False,
                  obj={"argv": None if argv is None else ["arrivalbench", *argv]})
@@ -514,10 +510,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         command = exc.ctx.command_path if exc.ctx else "arrivalbench"
         fail(f"{exc.format_message()} (see '{command} --help')")
     except (click.Abort, KeyboardInterrupt):
-        fail("interrupted")
+        click.echo("arrivalbench: interrupted", err=True)
+        sys.exit(INTERRUPTED)
     except click.ClickException as exc:
         fail(exc.format_message())
     except ArrivalBenchError as exc:
         fail(str(exc))
     except BrokenPipeError:
+        sys.exit(1)
+    except Exception:
+        traceback.print_exc()
+        click.echo("arrivalbench: internal error: this is a bug in arrivalbench, not a problem "
+                   f"with your input; please report it to {REPORT_BUGS}", err=True)
         sys.exit(1)

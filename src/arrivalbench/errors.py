@@ -1,5 +1,14 @@
-"""The one root exception. Its message is shown to the user as a single line, so it names the
-offending value and says what to do."""
+"""The two kinds of failure the harness tells apart.
+
+`ArrivalBenchError` is bad input: its message is shown to the user as a single line, so it
+names the offending value and says what to do, and the command exits with status 2. Anything
+else that escapes is a bug in arrivalbench: the command shows its traceback, says it is a bug
+and where to report it, and exits with status 1. Messages name values, never command-line
+flags: the same functions serve the CLI, Inspect and Python callers.
+"""
+
+# Where a bug is reported; printed under the traceback of an internal error.
+REPORT_BUGS = ("the ArrivalBench issue tracker, with the command line and the traceback above")
 
 
 class ArrivalBenchError(Exception):
@@ -12,3 +21,25 @@ class TaskError(ArrivalBenchError):
 
 class ScriptError(ArrivalBenchError):
     """A pipeline script that cannot be read."""
+
+
+def missing_extra(feature: str, extra: str, module: str | None = None) -> ArrivalBenchError:
+    """The error for an optional part of arrivalbench that is not installed."""
+    what = f" ({module} is missing)" if module else ""
+    return ArrivalBenchError(f"{feature} needs the optional extra '{extra}'{what}; "
+                             f"pip install 'arrivalbench[{extra}]'")
+
+
+class WorkerError(Exception):
+    """A worker process raised while grading (a bug, not bad input). Carries the worker's own
+    traceback, which the parent cannot re-raise across processes."""
+
+    def __init__(self, message: str, worker_traceback: str = "") -> None:
+        super().__init__(message)
+        self.worker_traceback = worker_traceback
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        if self.worker_traceback:
+            text += "\n\nThe worker's traceback:\n" + self.worker_traceback.rstrip()
+        return text

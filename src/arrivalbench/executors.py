@@ -24,6 +24,7 @@ import os
 import signal
 import sys
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from arrivalbench.artifacts import Artifact
-from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.errors import ArrivalBenchError, WorkerError, missing_extra
 from arrivalbench.grading import Point, grade, nondeterminism, schedule
 from arrivalbench.store import Graded, Key, current_versions, key_of
 from arrivalbench.task import TaskSpec, load_spec
@@ -78,7 +79,9 @@ TICK = 0.5
 
 
 class HarnessError(ArrivalBenchError):
-    """A worker could not grade a unit at all (a broken task, a bug): the run stops."""
+    """A worker could not grade a unit because of its input (a task whose files changed or
+    do not load, workers of another version): the run stops. A bug in a worker is a
+    `WorkerError` instead, with the worker's traceback."""
 
 
 # -- the work function -----------------------------------------------------------------------
@@ -173,6 +176,16 @@ def check_key(unit: Unit, result: Result) -> None:
                            "install the same versions on every node")
 
 
+def raised(unit: Unit, bad_input: bool, message: str, worker_traceback: str) -> Exception:
+    """The error a run stops with when a worker raised while grading `unit`: bad input (the
+    task) keeps its one-line message; anything else is a bug and keeps the worker's
+    traceback."""
+    where = f"grading {unit.task} {unit.schedule} seed {unit.seed}"
+    if bad_input:
+        return HarnessError(f"{where}: {message.split(': ', 1)[-1]}")
+    return WorkerError(f"{where}: {message}", worker_traceback)
+
+
 # -- executors -------------------------------------------------------------------------------
 
 
@@ -200,7 +213,7 @@ def make(name: str, workers: int | None = None) -> Executor:
         executor = RayExecutor(workers)
         executor._ray()  # the extra is installed, or a one-line error now
         return executor
-    raise ArrivalBenchError(f"--executor {name}: choose one of {', '.join(EXECUTORS)}")
+    raise ArrivalBenchError(f"executor {name!r}: unknown; choose one of {', '.join(EXECUTORS)}")
 
 
 def _by_task(units: Sequence[Unit]) -> dict[tuple[str, str], deque[int]]:
@@ -225,83 +238,112 @@ class LocalExecutor:
     def run(self, units: Sequence[Unit], on_results: OnResults) -> None:
         if not units:
             return
-        queues = _by_task(units)
-        pool: list[_Worker] = []
-        serial = 0
-        barren = 0  # workers in a row that died before grading anything
-
-        def spawn() -> _Worker:
-            nonlocal serial
-            serial += 1
-            return _Worker(self._context, self.work, f"local-{serial}")
-
-        def next_unit(worker: _Worker) -> int | None:
-            if worker.task is not None and queues.get(worker.task):
-                return queues[worker.task].popleft()
-            live = [t for t, q in queues.items() if q]
-            if not live:
-                return None
-            held = {w.task for w in pool if w is not worker}
-            # The task with most work left that no other worker holds; else share one.
-            task = max(live, key=lambda t: (t not in held, len(queues[t])))
-            worker.task = task
-            return queues[task].popleft()
-
+        run = _LocalRun(self, units)
         remaining = len(units)
         try:
-            pool = [spawn() for _ in range(min(self.workers, remaining))]
+            run.pool = [run.spawn() for _ in range(min(self.workers, remaining))]
             while remaining:
-                for worker in pool:
-                    while len(worker.inflight) < self.PREFETCH:
-                        index = next_unit(worker)
-                        if index is None:
-                            break
-                        worker.send(index, units[index])
-                ready = set(wait([w.conn for w in pool] + [w.process.sentinel for w in pool],
-                                 timeout=TICK))
-                batch: list[tuple[Unit, Result]] = []
-                error: HarnessError | None = None
-                for worker in list(pool):
-                    if worker.conn not in ready and worker.process.sentinel not in ready:
-                        continue
-                    closed = worker.drain(units, batch)
-                    error = error or worker.error
-                    if not closed and worker.process.is_alive():
-                        continue
-                    worker.process.join()  # dead: blame the unit it had started, if any
-                    self._retire(worker)
-                    pool.remove(worker)
-                    culprit = worker.started
-                    if culprit is not None:
-                        batch.append((units[culprit], died(units[culprit])))
-                        self.stats.deaths += 1
-                        self.stats.causes.append(death_cause(worker.process.exitcode))
-                    barren = 0 if culprit is not None or worker.completed else barren + 1
-                    if barren >= 3:
-                        error = error or HarnessError(
-                            "worker processes die before grading anything "
-                            f"({death_cause(worker.process.exitcode)}); check that arrivalbench "
-                            "imports in a fresh Python process")
-                    for index in reversed(worker.inflight):
-                        if index != culprit:
-                            unit = units[index]
-                            queues[(unit.task, unit.task_digest)].appendleft(index)
-                    if any(queues.values()):
-                        pool.append(spawn())
+                run.feed()
+                batch, error = run.collect()
                 remaining -= len(batch)
                 on_results(batch)
                 if error is not None:
                     raise error
         finally:
-            for worker in pool:
+            for worker in run.pool:
                 worker.stop()
-            for worker in pool:
+            for worker in run.pool:
                 worker.close()
                 self._retire(worker)
 
     def _retire(self, worker: _Worker) -> None:
         if worker.peak_rss:
             self.stats.peak_rss[worker.name] = worker.peak_rss
+
+
+class _LocalRun:
+    """The state of one `LocalExecutor.run`: the queues of units per task and the workers."""
+
+    def __init__(self, executor: LocalExecutor, units: Sequence[Unit]) -> None:
+        self.executor = executor
+        self.units = units
+        self.queues = _by_task(units)
+        self.pool: list[_Worker] = []
+        self.serial = 0
+        self.barren = 0  # workers in a row that died before grading anything
+
+    def spawn(self) -> _Worker:
+        self.serial += 1
+        return _Worker(self.executor._context, self.executor.work, f"local-{self.serial}")
+
+    def next_unit(self, worker: _Worker) -> int | None:
+        """The next unit of the task the worker holds; else of the task with most work left
+        that no other worker holds; else share one."""
+        queues = self.queues
+        if worker.task is not None and queues.get(worker.task):
+            return queues[worker.task].popleft()
+        live = [t for t, q in queues.items() if q]
+        if not live:
+            return None
+        held = {w.task for w in self.pool if w is not worker}
+        task = max(live, key=lambda t: (t not in held, len(queues[t])))
+        worker.task = task
+        return queues[task].popleft()
+
+    def feed(self) -> None:
+        """Keep PREFETCH units queued at every worker."""
+        for worker in self.pool:
+            while len(worker.inflight) < self.executor.PREFETCH:
+                index = self.next_unit(worker)
+                if index is None:
+                    break
+                worker.send(index, self.units[index])
+
+    def collect(self) -> tuple[list[tuple[Unit, Result]], Exception | None]:
+        """Wait up to TICK for results or deaths; the results that arrived, and the error that
+        stops the run, if any."""
+        pool = self.pool
+        ready = set(wait([w.conn for w in pool] + [w.process.sentinel for w in pool],
+                         timeout=TICK))
+        batch: list[tuple[Unit, Result]] = []
+        error: Exception | None = None
+        for worker in list(pool):
+            if worker.conn not in ready and worker.process.sentinel not in ready:
+                continue
+            closed = worker.drain(self.units, batch)
+            error = error or worker.error
+            if not closed and worker.process.is_alive():
+                continue
+            buried = self.bury(worker, batch)  # always: it requeues and replaces
+            error = error or buried
+        return batch, error
+
+    def bury(self, worker: _Worker, batch: list[tuple[Unit, Result]]) -> Exception | None:
+        """A dead worker: its started unit becomes an ERROR verdict, the units queued behind it
+        go back to the queue, and a new worker takes its place while there is work."""
+        worker.process.join()
+        self.executor._retire(worker)
+        self.pool.remove(worker)
+        culprit = worker.started
+        stats = self.executor.stats
+        if culprit is not None:
+            batch.append((self.units[culprit], died(self.units[culprit])))
+            stats.deaths += 1
+            stats.causes.append(death_cause(worker.process.exitcode))
+        self.barren = 0 if culprit is not None or worker.completed else self.barren + 1
+        error = None
+        if self.barren >= 3:
+            error = HarnessError(
+                "worker processes die before grading anything "
+                f"({death_cause(worker.process.exitcode)}); check that arrivalbench "
+                "imports in a fresh Python process")
+        for index in reversed(worker.inflight):
+            if index != culprit:
+                unit = self.units[index]
+                self.queues[(unit.task, unit.task_digest)].appendleft(index)
+        if any(self.queues.values()):
+            self.pool.append(self.spawn())
+        return error
 
 
 class _Worker:
@@ -317,7 +359,7 @@ class _Worker:
         self.task: tuple[str, str] | None = None
         self.completed = 0
         self.peak_rss = 0
-        self.error: HarnessError | None = None
+        self.error: Exception | None = None
 
     def send(self, index: int, unit: Unit) -> None:
         self.inflight.append(index)
@@ -345,9 +387,7 @@ class _Worker:
                         continue
                     batch.append((units[index], result))
                 else:
-                    unit = units[index]
-                    self.error = self.error or HarnessError(
-                        f"grading {unit.task} {unit.schedule} seed {unit.seed}: {rest[0]}")
+                    self.error = self.error or raised(units[index], *rest)
         except (EOFError, OSError):
             return True
         return False
@@ -378,7 +418,8 @@ def _worker_main(conn: Connection, work: Work) -> None:
             try:
                 result = work(unit)
             except Exception as exc:
-                conn.send(("raise", index, f"{type(exc).__name__}: {exc}"))
+                conn.send(("raise", index, isinstance(exc, ArrivalBenchError),
+                           f"{type(exc).__name__}: {exc}", traceback.format_exc()))
                 continue
             conn.send(("done", index, result))
     except (EOFError, OSError):  # the parent is gone
@@ -412,8 +453,7 @@ class RayExecutor:
         try:
             import ray
         except ImportError:
-            raise ArrivalBenchError("--executor ray needs the optional extra: "
-                                    "pip install 'arrivalbench[ray]'") from None
+            raise missing_extra("the ray executor", "ray", "ray") from None
         return ray
 
     @contextlib.contextmanager
@@ -467,10 +507,9 @@ class RayExecutor:
                     self.stats.causes.append(type(exc).__name__)
                     results = [died(units[chunk[0]])]
                 except ray.exceptions.RayTaskError as exc:
-                    unit = units[chunk[0]]
-                    raise HarnessError(f"grading {unit.task}: "
-                                       f"{str(exc.cause if exc.cause else exc).splitlines()[0]}"
-                                       ) from None
+                    cause = exc.cause if exc.cause else exc
+                    raise raised(units[chunk[0]], isinstance(cause, ArrivalBenchError),
+                                 f"{type(cause).__name__}: {cause}", str(exc)) from None
                 batch = []
                 for index, result in zip(chunk, results, strict=True):
                     check_key(units[index], result)

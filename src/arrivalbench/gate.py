@@ -1,4 +1,4 @@
-"""The admissibility gate (DESIGN §6): a task enters the corpus only if every check below passes.
+"""The admissibility gate: a task enters the corpus only if every check below passes.
 
 The gate's seed set is fixed: `GATE_SEEDS` = 0, 1, 2. Three seeds give every hazard three
 different fault placements (enough for each declared negative to be caught at least once, and
@@ -16,19 +16,10 @@ Checks, as they are named in the gate's output:
                     hazard it declares on at least one gate seed; passes every other declared
                     hazard on every gate seed.
 - ``perturbation``  every declared hazard perturbs delivery as its kind intends, visibly in the
-                    schedule itself, on every gate seed:
-                    `duplicates` repeats a record inside one batch and another in a later batch;
-                    `out_of_order` delivers a record in an earlier batch than one that precedes it
-                    in event time (in a change stream: a later version of an entity in an earlier
-                    batch than an earlier version of it);
-                    `late_arrival` withholds records older than data already delivered, and the
-                    gold replayed on the schedule without its final batch no longer equals the
-                    reference (the withheld records change the target);
-                    `crash_retry` aborts a run in the middle of the gold script and another after
-                    its last statement, each followed by a run of the same batch;
-                    `backfill` ends with a batch that redelivers records delivered before together
-                    with records held back, after data newer than any of them;
-                    `schema_evolution` adds the declared column from a batch after the first.
+                    schedule itself, on every gate seed (`arrivalbench.perturbation`); for
+                    `late_arrival`, the gold replayed on the schedule without its final batch
+                    also no longer equals the reference (the withheld records change the
+                    target).
 - ``coverage``      every declared hazard is failed by at least one negative control (no hazard
                     is vacuous).
 - ``leakage``       the title, the ticket and the unhinted prompt built from it are free of hazard
@@ -47,25 +38,25 @@ import multiprocessing
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from arrivalbench import words
 from arrivalbench.engine import Failure, Limits
 from arrivalbench.engine import duckdb as engine
 from arrivalbench.errors import TaskError
 from arrivalbench.grading import Point, grade
 from arrivalbench.grading import schedule as make_schedule
 from arrivalbench.leakage import scan
-from arrivalbench.log import Event, load_log
 from arrivalbench.oracle import compare
+from arrivalbench.perturbation import visible
 from arrivalbench.prompts import build
 from arrivalbench.replay import expected, replay
 from arrivalbench.schedules import CONTROLS, Schedule
-from arrivalbench.task import TaskSpec, load_spec
-from arrivalbench.values import canonical_json, sort_key, to_json
-from arrivalbench.verdict import Verdict
+from arrivalbench.task import HAZARDS, TaskSpec, load_spec, load_specs
+from arrivalbench.values import canonical_json, to_json
 
 GATE_SEEDS: tuple[int, ...] = (0, 1, 2)
 
@@ -96,8 +87,7 @@ class Finding:
         return f"{self.task}: {self.check}: schedule {schedule}, seed {seed}: {self.reason}"
 
     def order(self, tasks: Sequence[str]) -> tuple[object, ...]:
-        kinds = ("snapshot", *CONTROLS[1:], "late_arrival", "out_of_order", "duplicates",
-                 "crash_retry", "backfill", "schema_evolution")
+        kinds = (*CONTROLS, *HAZARDS)
         return (tasks.index(self.task) if self.task in tasks else len(tasks),
                 CHECK_ORDER.index(self.check.split()[0]), self.check,
                 kinds.index(self.schedule) if self.schedule in kinds else -1,
@@ -161,38 +151,6 @@ def points(spec: TaskSpec, seeds: Sequence[int] = GATE_SEEDS) -> list[Point]:
     return [Point("snapshot", 0), *(Point(k, s) for k in kinds for s in seeds)]
 
 
-def describe(verdict: Verdict) -> str:
-    """One line on why a verdict is not PASS."""
-    d = verdict.detail
-    if verdict.verdict == "ERROR":
-        where = ", ".join(w for w in (
-            f"batch {d['batch']}" if d.get("batch") is not None else "",
-            f"statement {d['statement']}" if d.get("statement") is not None else "") if w)
-        return f"ERROR ({d.get('phase')}{', ' + where if where else ''}): {d.get('message')}"
-    if verdict.verdict == "PASS":
-        return "PASS"
-    first = d.get("first_divergence")
-    if d.get("reconverged") and isinstance(first, dict):
-        # Right at the end, wrong after an earlier run: describe that run's diff.
-        inner = replace(verdict, detail=first.get("diff") or {})
-        return (f"diverges after batch {first['batch']} (the final table is right): "
-                + (describe(inner) if first.get("diff") else f"{first.get('error')}"))
-    parts = [f"{p['problem']} column {p['column']}" for p in d.get("schema", [])]
-    parts += [f"{n} {kind}" for kind, n in d.get("counts", {}).items() if n]
-    rows = d.get("rows", {})
-    text = "FAIL: " + ", ".join(parts)
-    if rows:
-        text += f" (expected {rows['expected']} rows, got {rows['got']})"
-    for kind, examples in d.get("examples", {}).items():
-        example = examples[0]
-        text += f"; e.g. {kind} {canonical_json(example.get('key'))}"
-        if kind == "changed":
-            text += (f" {example['column']}: got {canonical_json(example['got'])}, expected "
-                     f"{canonical_json(example['expected'])}")
-        break
-    return text
-
-
 # -- the jobs (run in worker processes) ----------------------------------------------------------
 
 
@@ -210,7 +168,7 @@ def _grade_artifact(spec: TaskSpec, script: str, seeds: Sequence[int],
         verdict, _outcome = grade(spec, script, point,
                                   every_batch=every_batch and point.schedule in spec.hazards)
         out.append(Graded(point.schedule, point.seed, verdict.verdict,
-                          "" if verdict.verdict == "PASS" else describe(verdict)))
+                          "" if verdict.verdict == "PASS" else words.line(verdict)))
         if point.schedule in enough and verdict.verdict != "PASS":
             done.add(point.schedule)
     return out
@@ -287,154 +245,6 @@ def _withheld_changes_target(spec: TaskSpec, sched: Schedule) -> str | None:
         return ("the withheld records do not change the target: the gold without the final "
                 "batch already equals the reference")
     return None
-
-
-# -- perturbation, read from the schedule (pure) -------------------------------------------------
-
-
-def visible(spec: TaskSpec, sched: Schedule, statements: int) -> str | None:
-    """None if `sched` perturbs delivery as its kind intends, else why not. `statements` is the
-    gold's statement count (an abort is mid-script only relative to a script)."""
-    events = {(e.source, e.row): e for e in load_log(spec).timeline}
-    check = _VISIBLE.get(sched.kind)
-    return None if check is None else check(spec, sched, events, statements)
-
-
-Events = dict[tuple[str, int], Event]
-
-
-def _first_batch(sched: Schedule) -> dict[tuple[str, int], int]:
-    first: dict[tuple[str, int], int] = {}
-    for number, batch in enumerate(sched.batches):
-        for ref in batch.records:
-            first.setdefault(ref, number)
-    return first
-
-
-def _duplicates(spec: TaskSpec, sched: Schedule, events: Events, n: int) -> str | None:
-    in_batch = any(c > 1 for b in sched.batches for c in Counter(b.records).values())
-    batches_of: dict[tuple[str, int], set[int]] = {}
-    for number, batch in enumerate(sched.batches):
-        for ref in batch.records:
-            batches_of.setdefault(ref, set()).add(number)
-    across = any(len(b) > 1 for b in batches_of.values())
-    missing = [what for what, ok in (("inside one batch", in_batch),
-                                     ("in a later batch", across)) if not ok]
-    return f"no record is delivered again {' or '.join(missing)}" if missing else None
-
-
-def _out_of_order(spec: TaskSpec, sched: Schedule, events: Events, n: int) -> str | None:
-    first = _first_batch(sched)
-    streams = [s for s in spec.sources if s.is_change_stream]
-    if streams:
-        names = {s.name for s in streams}
-        versions: dict[tuple[str, tuple[object, ...]], list[Event]] = {}
-        for event in events.values():
-            if event.source in names:
-                versions.setdefault((event.source, event.entity), []).append(event)
-        for history in versions.values():
-            history.sort(key=lambda e: sort_key(e.version))
-            arrivals = [first[(e.source, e.row)] for e in history if (e.source, e.row) in first]
-            if any(later < earlier for earlier, later in _pairs_any(arrivals)):
-                return None
-        return ("no later version of an entity arrives in an earlier batch than an earlier "
-                "version of it")
-    newest: list[object] = []  # the newest event time of the batches so far
-    for batch in sched.batches:
-        times = [events[r].time for r in batch.records if events[r].time is not None]
-        if newest and any(sort_key(t) < sort_key(newest[0]) for t in times):
-            return None
-        if times:
-            top = max(times, key=sort_key)
-            if not newest or sort_key(top) > sort_key(newest[0]):
-                newest = [top]
-    return "no record arrives after a record that is newer in event time"
-
-
-def _pairs_any(values: list[int]) -> Iterable[tuple[int, int]]:
-    """(an earlier value, a later value) for the running maximum: enough to find a descent."""
-    top = None
-    for value in values:
-        if top is not None:
-            yield top, value
-        top = value if top is None else max(top, value)
-
-
-def _late_arrival(spec: TaskSpec, sched: Schedule, events: Events, n: int) -> str | None:
-    if len(sched.batches) < 2 or not sched.batches[-1].records:
-        return "no final batch of withheld records"
-    last = sched.batches[-1].records
-    before = [r for b in sched.batches[:-1] for r in b.records]
-    seen = set(before)
-    if any(r in seen for r in last):
-        return "the final batch repeats records delivered before instead of withholding them"
-    times = [events[r].time for r in before if events[r].time is not None]
-    if not times:
-        return "nothing is delivered before the withheld records"
-    newest = max(times, key=sort_key)
-    if not any(events[r].time is not None and sort_key(events[r].time) < sort_key(newest)
-               for r in last):
-        return "no withheld record is older than data delivered before it"
-    return None
-
-
-def _crash_retry(spec: TaskSpec, sched: Schedule, events: Events, n: int) -> str | None:
-    mid = after = False
-    batches = sched.batches
-    for i, batch in enumerate(batches):
-        if batch.abort is None:
-            continue
-        ran = batch.abort_after(n)
-        mid = mid or (ran is not None and ran < n)
-        after = after or ran == n
-        retry = next((b for b in batches[i + 1:] if b.abort is None), None)
-        if retry is None or retry.records != batch.records:
-            return f"the run aborted at batch {i} is not followed by a run of the same batch"
-    missing = [what for what, ok in ((f"in the middle of the gold's {n} statements", mid),
-                                     ("after the last statement", after)) if not ok]
-    return f"no run is aborted {' or '.join(missing)}" if missing else None
-
-
-def _backfill(spec: TaskSpec, sched: Schedule, events: Events, n: int) -> str | None:
-    if len(sched.batches) < 2:
-        return "no final backfill batch"
-    last = sched.batches[-1].records
-    before = [r for b in sched.batches[:-1] for r in b.records]
-    seen = set(before)
-    again = [r for r in last if r in seen]
-    held = [r for r in last if r not in seen]
-    problems = []
-    if not again:
-        problems.append("redelivers no record delivered before")
-    if not held:
-        problems.append("holds no record held back")
-    window = [events[r].time for r in last if events[r].time is not None]
-    if window:
-        edge = max(window, key=sort_key)
-        if not any(events[r].time is not None and sort_key(events[r].time) > sort_key(edge)
-                   for r in before):
-            problems.append("does not come after newer data")
-    return f"the final batch {' and '.join(problems)}" if problems else None
-
-
-def _schema_evolution(spec: TaskSpec, sched: Schedule, events: Events, n: int) -> str | None:
-    if spec.evolution is None:
-        return "the task declares no evolution column"
-    start = sched.evolution_from
-    if start is None or not 0 < start < len(sched.batches):
-        return (f"the column {spec.evolution.column} does not appear from a batch after the "
-                f"first (evolution_from = {start})")
-    return None
-
-
-_VISIBLE: dict[str, Callable[[TaskSpec, Schedule, Events, int], str | None]] = {
-    "duplicates": _duplicates,
-    "out_of_order": _out_of_order,
-    "late_arrival": _late_arrival,
-    "crash_retry": _crash_retry,
-    "backfill": _backfill,
-    "schema_evolution": _schema_evolution,
-}
 
 
 # -- checks made in the parent -------------------------------------------------------------------
@@ -547,11 +357,4 @@ def run(specs: Sequence[TaskSpec], workers: int | None = None,
 
 def load(refs: Iterable[str | Path]) -> list[TaskSpec]:
     """The tasks to gate; a bad reference raises TaskError (bad input, exit status 2)."""
-    specs = [load_spec(ref) for ref in refs]
-    seen: dict[str, Path] = {}
-    for spec in specs:
-        if spec.id in seen and seen[spec.id] != spec.path:
-            raise TaskError(f"two tasks share the id {spec.id!r} ({seen[spec.id]} and "
-                            f"{spec.path}); gate them one at a time")
-        seen[spec.id] = spec.path
-    return list({s.path: s for s in specs}.values())
+    return load_specs(refs)

@@ -32,9 +32,8 @@ class Point:
 
 def plan(spec: TaskSpec, seeds: int = DEFAULT_SEEDS, kinds: Sequence[str] = ()) -> list[Point]:
     """`snapshot` once, then each kind for seeds 0..seeds-1. By default the kinds are both
-    controls and every hazard the task declares (DESIGN §10)."""
-    if seeds < 1:
-        raise ArrivalBenchError(f"--seeds {seeds}: give a whole number of at least 1")
+    controls and every hazard the task declares."""
+    check_seeds(seeds)
     for kind in kinds:
         check_kind(spec, kind)
     chosen = list(kinds) or ["snapshot", *CONTROLS[1:], *spec.hazards]
@@ -42,6 +41,12 @@ def plan(spec: TaskSpec, seeds: int = DEFAULT_SEEDS, kinds: Sequence[str] = ()) 
     points += [Point(k, s) for k in dict.fromkeys(chosen) if k != "snapshot"
                for s in range(seeds)]
     return points
+
+
+def check_seeds(seeds: int) -> None:
+    """Seeds are counted: 0..seeds-1, at least one."""
+    if seeds < 1:
+        raise ArrivalBenchError(f"seeds {seeds}: give a whole number of at least 1")
 
 
 def check_kind(spec: TaskSpec, kind: str) -> None:
@@ -64,6 +69,11 @@ def artifact_digest(artifact: Artifact | str) -> str:
 
 def grade(spec: TaskSpec, script: Artifact | str, point: Point, limits: Limits = Limits(),
           every_batch: bool = False) -> tuple[Verdict, Outcome]:
+    """The verdict of one replay: build the schedule of `point`, replay `script` on it and
+    compare the target with the reference (with `every_batch`, after every completed run too).
+    An `ERROR` when the replay stopped, a `FAIL` with the typed difference when the target
+    differs, else `PASS`; with the replay's outcome (timings) beside it. Raises TaskError only
+    when the task itself is broken (its reference)."""
     sched = schedule(spec, point.schedule, point.seed)
     return judge(spec, script, sched, point.schedule, point.seed, limits, every_batch)
 
@@ -114,6 +124,8 @@ def judge(spec: TaskSpec, script: Artifact | str, sched: Schedule, kind: str, se
 def grade_all(spec: TaskSpec, script: Artifact | str, points: Iterable[Point],
               limits: Limits = Limits(), every_batch: bool = False
               ) -> Iterator[tuple[Verdict, Outcome]]:
+    """`grade` for each point of a plan, lazily, in order. The reference is computed first, so a
+    broken task raises TaskError before any replay runs."""
     expected(spec, limits)  # a broken reference is the task's fault: raise before any replay
     for point in points:
         yield grade(spec, script, point, limits, every_batch)

@@ -1,4 +1,4 @@
-"""Grading at scale (DESIGN §8): cells x schedules x seeds into one results file.
+"""Grading at scale: cells x schedules x seeds into one results file.
 
 A cell (arm, task, replicate) holds one artifact; its plan is `snapshot` once, then both
 controls and every hazard the task declares for seeds 0..N-1. Each replay of the plan is one
@@ -10,13 +10,12 @@ share is graded once.
 Entry points:
 - `run`: the `arrivalbench run` command (built-in arms and a folder of submissions).
 - `grade_arms`: grade the stored cells of some arms (model arms, after they are generated).
-- `regrade`: re-run stored replays and compare the bytes.
+
+Re-running stored replays is `arrivalbench.regrade`; the summary table, `arrivalbench.summary`.
 """
 
 from __future__ import annotations
 
-import random
-import re
 import signal
 import sys
 import threading
@@ -27,36 +26,24 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rich.console import Group
-from rich.table import Table
-from rich.text import Text
-
 from arrivalbench import arms as armlib
 from arrivalbench import executors, render
+from arrivalbench.cells import classify
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.executors import Executor, Result, Unit, unit_key
-from arrivalbench.grading import DEFAULT_SEEDS, plan
-from arrivalbench.schedules import CONTROLS
-from arrivalbench.store import (
-    DEFAULT_RESULTS,
-    Cell,
-    Key,
-    Store,
-    StoredTask,
-    current_versions,
-)
-from arrivalbench.task import TaskSpec, builtin_ids, load_spec
+from arrivalbench.grading import DEFAULT_SEEDS, check_seeds, plan
+from arrivalbench.store import DEFAULT_RESULTS, Cell, Key, Store, StoredTask, current_versions
+from arrivalbench.task import TaskSpec, builtin_ids, load_spec, load_specs, source_of
 from arrivalbench.values import digest
 from arrivalbench.verdict import KINDS as VERDICTS
 from arrivalbench.words import count
 
 DEFAULT_ARMS = armlib.BUILTIN_ARMS
-REGRADE_SEED = 20240229  # fixes the sample `regrade --sample N` draws
 
 Warn = Callable[[str], None]
 
 
-def _stderr(message: str) -> None:
+def stderr_warning(message: str) -> None:
     print(f"arrivalbench: warning: {message}", file=sys.stderr)
 
 
@@ -108,19 +95,10 @@ class _Planned:
 def resolve_tasks(tasks: Sequence[str] | None) -> list[TaskSpec]:
     """Built-in ids or task folders, each once, in the order given (default: every built-in
     task)."""
-    refs = list(tasks) if tasks else builtin_ids()
-    specs: dict[str, TaskSpec] = {}
-    for ref in refs:
-        spec = load_spec(ref)
-        other = specs.get(spec.id)
-        if other is not None and other.path != spec.path:
-            raise ArrivalBenchError(f"--task {ref}: task id {spec.id!r} is also the id of "
-                                    f"{other.path}; grade one of them at a time")
-        specs[spec.id] = spec
+    specs = load_specs(list(tasks) if tasks else builtin_ids())
     if not specs:
-        raise ArrivalBenchError("no task to grade: give --task with a built-in id or a task "
-                                "folder")
-    return list(specs.values())
+        raise ArrivalBenchError("no task to grade: give a built-in task id or a task folder")
+    return specs
 
 
 # -- run -------------------------------------------------------------------------------------
@@ -130,7 +108,7 @@ def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None
         submissions: Path | str | None = None, arm_name: str | None = None,
         tasks: Sequence[str] | None = None, seeds: int = DEFAULT_SEEDS,
         workers: int | None = None, executor: str | Executor = "local", progress: bool = True,
-        command: str | None = None, warn: Warn = _stderr,
+        command: str | None = None, warn: Warn = stderr_warning,
         allow_unmatched: bool = False) -> Summary:
     """Store the artifacts of `arms` (built-in arm names) and of a folder of `submissions` as
     cells, then grade every replay of their plans not graded yet into `results`.
@@ -139,16 +117,17 @@ def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None
     built-in or submissions arm are rewritten for every task of the run (the arm is a function
     of the task or the folder); verdicts are only ever added."""
     if arm_name is not None and submissions is None:
-        raise ArrivalBenchError("--arm-name names a folder of --submissions; give one")
+        raise ArrivalBenchError(f"arm name {arm_name!r} names a folder of submissions; give "
+                                "the folder")
     chosen = list(dict.fromkeys(arms or ()))
     for arm in chosen:
         if arm not in armlib.BUILTIN_ARMS:
-            raise ArrivalBenchError(f"--arm {arm}: unknown; built-in arms: "
+            raise ArrivalBenchError(f"arm {arm!r}: unknown; built-in arms: "
                                     f"{', '.join(armlib.BUILTIN_ARMS)} (a folder of scripts "
-                                    "goes with --submissions)")
+                                    "is an arm of submissions)")
     if not chosen and submissions is None:
         chosen = list(DEFAULT_ARMS)
-    _check_seeds(seeds)
+    check_seeds(seeds)
     specs = resolve_tasks(tasks)
     artifacts = [a for arm in chosen for a in armlib.builtin(arm, specs)]
     warnings: list[str] = []
@@ -161,16 +140,11 @@ def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None
         artifacts += folder.artifacts
         arm_names.append(folder.arm)
 
-    pool = _executor(executor, workers)  # a missing extra is an error before anything is written
+    pool = make_executor(executor, workers)  # a missing extra fails before anything is written
     with Store(results) as store:
         planned = _store_artifacts(store, arm_names, specs, artifacts)
         return _grade(store, planned, arm_names, [s.id for s in specs], seeds, pool, progress,
                       command, warnings, warn)
-
-
-def _check_seeds(seeds: int) -> None:
-    if seeds < 1:
-        raise ArrivalBenchError(f"--seeds {seeds}: give a whole number of at least 1")
 
 
 def _store_artifacts(store: Store, arms: Sequence[str], specs: Sequence[TaskSpec],
@@ -180,7 +154,7 @@ def _store_artifacts(store: Store, arms: Sequence[str], specs: Sequence[TaskSpec
         by_cell.setdefault((artifact.arm, artifact.spec.id), []).append(artifact)
     planned: list[_Planned] = []
     for spec in specs:
-        source = armlib.task_source(spec)
+        source = source_of(spec)
         store.add_task(spec, source)
         for arm in arms:
             cells = []
@@ -203,7 +177,7 @@ def _store_artifacts(store: Store, arms: Sequence[str], specs: Sequence[TaskSpec
 def grade_arms(store_path: Path | str, arms: Sequence[str], tasks: Sequence[str] | None = None,
                seeds: int = DEFAULT_SEEDS, workers: int | None = None,
                executor: str | Executor = "local", progress: bool = True,
-               warn: Warn = _stderr) -> Summary:
+               warn: Warn = stderr_warning) -> Summary:
     """Grade every stored cell of `arms` whose replays are not all graded yet; returns the
     per-arm summary (the same as `run` prints).
 
@@ -215,7 +189,7 @@ def grade_arms(store_path: Path | str, arms: Sequence[str], tasks: Sequence[str]
     the task's digest now) cannot be graded: it gets a warning and is left out. Options are
     those of `run`: seeds 0..seeds-1, `workers` processes (default: all cores), executor
     "local" or "ray", and a progress bar on standard error."""
-    _check_seeds(seeds)
+    check_seeds(seeds)
     wanted = None if tasks is None else {s.id for s in resolve_tasks(tasks)}
     warnings: list[str] = []
 
@@ -223,7 +197,7 @@ def grade_arms(store_path: Path | str, arms: Sequence[str], tasks: Sequence[str]
         warnings.append(message)
         warn(message)
 
-    pool = _executor(executor, workers)
+    pool = make_executor(executor, workers)
     with Store(store_path) as store:
         known = store.tasks()
         by_id = {t.task: t for t in known.values()}
@@ -235,7 +209,7 @@ def grade_arms(store_path: Path | str, arms: Sequence[str], tasks: Sequence[str]
                 continue
             if cell.task_digest not in loaded:
                 stored = known.get(cell.task_digest) or by_id.get(cell.task)
-                loaded[cell.task_digest] = _load_cell_task(cell, stored, note)
+                loaded[cell.task_digest] = load_cell_task(cell, stored, note)
             found = loaded[cell.task_digest]
             if found is None:
                 continue
@@ -249,7 +223,7 @@ def grade_arms(store_path: Path | str, arms: Sequence[str], tasks: Sequence[str]
                       warnings, warn)
 
 
-def _load_cell_task(cell: Cell, stored: StoredTask | None, warn: Warn
+def load_cell_task(cell: Cell, stored: StoredTask | None, warn: Warn
                     ) -> tuple[TaskSpec, str] | None:
     source = stored.source if stored is not None else cell.task
     try:
@@ -271,7 +245,7 @@ def _points(spec: TaskSpec, seeds: int) -> list[tuple[str, int]]:
     return [(p.schedule, p.seed) for p in plan(spec, seeds)]
 
 
-def _executor(executor: str | Executor, workers: int | None) -> Executor:
+def make_executor(executor: str | Executor, workers: int | None) -> Executor:
     return executors.make(executor, workers) if isinstance(executor, str) else executor
 
 
@@ -391,166 +365,14 @@ def _summarise(store: Store, planned: Sequence[_Planned], arms: Sequence[str], s
                     continue
                 tally[verdict] += 1
                 got.setdefault(kind, []).append(verdict)
-            if got.get("snapshot") != ["PASS"]:
+            cls = classify(got, item.spec.hazards)
+            if not cls.snapshot_pass:
                 continue
             snapshot += 1
-            hazards = [v for k in item.spec.hazards for v in got.get(k, [])]
-            fails, errors = "FAIL" in hazards, "ERROR" in hazards
-            hazard += fails or errors
-            silent += fails
-            crash += errors
-            control += any(v != "PASS" for k in CONTROLS[1:] for v in got.get(k, []))
+            hazard += cls.hazard_fail
+            silent += cls.silent
+            crash += cls.crash
+            control += not cls.controls_pass
         out.append(ArmSummary(arm, len(cells), scripts, snapshot, hazard, silent, crash, control,
                               ungraded, {k: tally[k] for k in VERDICTS}))
     return out
-
-
-# -- regrade ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Mismatch:
-    key: Key
-    task: str
-    stored: str
-    now: str
-
-
-@dataclass(frozen=True)
-class RegradeReport:
-    results: Path
-    stored: int  # verdicts in the file
-    checked: int  # verdicts re-run
-    mismatches: list[Mismatch]
-    skipped: int  # verdicts this installation cannot reproduce (other versions, changed tasks)
-    seconds: float
-    keys: list[Key] = field(default_factory=list)  # the keys re-run, in key order
-    warnings: list[str] = field(default_factory=list)
-    # Differences in artifacts marked nondeterministic by `run`: expected, kept apart.
-    nondeterministic: list[Mismatch] = field(default_factory=list)
-
-
-def regrade(results: Path | str = DEFAULT_RESULTS, sample: int | None = None,
-            workers: int | None = None, executor: str | Executor = "local",
-            progress: bool = True, warn: Warn = _stderr) -> RegradeReport:
-    """Re-run stored replays and compare the verdict bytes with the stored ones.
-
-    Every stored verdict of this installation's DuckDB and harness versions is re-run, or, with
-    `sample`, that many of them drawn with a fixed seed (the same sample for the same file).
-    Verdicts of other versions, and of tasks whose files changed since, cannot be reproduced
-    here: they are counted as skipped, with a warning. The file is opened read-only."""
-    if sample is not None and sample < 1:
-        raise ArrivalBenchError(f"--sample {sample}: give a whole number of at least 1")
-    warnings: list[str] = []
-
-    def note(message: str) -> None:
-        warnings.append(message)
-        warn(message)
-
-    pool = _executor(executor, workers)
-    start = time.perf_counter()
-    with Store(results, read_only=True) as store:
-        path = store.path
-        stored = store.verdicts()
-        tasks = store.tasks()
-        versions = current_versions()
-        current = [v for v in stored if v.key[4:] == versions]
-        other = Counter(v.key[4:] for v in stored if v.key[4:] != versions)
-        for (engine, harness), count in sorted(other.items()):
-            note(f"{count} verdicts were graded by duckdb {engine} / arrivalbench {harness}, "
-                 f"not this installation's {versions[0]} / {versions[1]}; not regraded")
-        specs: dict[str, tuple[TaskSpec, str] | None] = {}
-        candidates = []
-        by_id = {t.task: t for t in tasks.values()}
-        for v in current:
-            if v.key[0] not in specs:
-                task = tasks.get(v.key[0]) or by_id.get(v.task)
-                cell = Cell("", v.task, v.key[0], 0, None)
-                specs[v.key[0]] = _load_cell_task(cell, task, note)
-            if specs[v.key[0]] is not None:
-                candidates.append(v)
-        if sample is not None and sample < len(candidates):
-            candidates = sorted(random.Random(REGRADE_SEED).sample(candidates, sample),
-                                key=lambda v: v.key)
-        scripts = {a: store.artifact_sql(a) for a in sorted({v.key[3] for v in candidates})}
-        marked = store.nondeterministic()
-    units = []
-    for v in candidates:
-        found = specs[v.key[0]]
-        assert found is not None
-        spec, source = found
-        units.append(Unit(source, spec.digest, v.key[3], scripts[v.key[3]], v.key[1], v.key[2]))
-    by_key = {v.key: v for v in candidates}
-    mismatches: list[Mismatch] = []
-    chance: list[Mismatch] = []
-    with render.progress(len(units), enabled=progress, label="regrading") as advance:
-        def on_results(batch: list[tuple[Unit, Result]]) -> None:
-            for unit, result in batch:
-                old = by_key[unit_key(unit)]
-                now = result.verdict.json()
-                if now != old.record:
-                    expected_to = (old.key[0], old.key[3]) in marked
-                    (chance if expected_to else mismatches).append(
-                        Mismatch(old.key, old.task, old.record, now))
-                advance(result.verdict.verdict)
-
-        pool.run(units, on_results)
-    mismatches.sort(key=lambda m: m.key)
-    skipped = len(stored) - len([v for v in current if specs.get(v.key[0]) is not None])
-    return RegradeReport(path, len(stored), len(units), mismatches, skipped,
-                         time.perf_counter() - start, [v.key for v in candidates], warnings,
-                         sorted(chance, key=lambda m: m.key))
-
-
-# -- terminal output -------------------------------------------------------------------------
-
-def _share(part: int, whole: int) -> str:
-    return f"{part}/{whole} {part / whole:4.0%}" if whole else "-"
-
-
-def _arm_cell(arm: str, width: int) -> str:
-    """An arm's name in lines of at most `width`, broken only after `/` or `-` or before `:`
-    (a model arm is `provider/model:variant`), so that no word is cut."""
-    lines: list[str] = []
-    for part in re.findall(r"[^/:-]*[/-]|:?[^/:-]+|:", arm):
-        if lines and len(lines[-1]) + len(part) <= width:
-            lines[-1] += part
-        else:
-            lines.append(part)
-    return "\n".join(lines)
-
-
-def summary_table(summary: Summary, width: int = 80) -> Group:
-    """One row per arm: cells, snapshot pass rate, and among snapshot-passing cells those with a
-    hazard FAIL or ERROR (the silent and loud failures a single-execution test misses). Fits
-    in `width` columns."""
-    heading = Text(f"{summary.results}: run {summary.run_id}, seeds 0..{summary.seeds - 1}")
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    table.add_column("arm", min_width=9, ratio=1, overflow="fold")
-    for header in ("cells", "snapshot\nPASS", "hazard\nFAIL|ERROR", "silent", "loud", "ctrl",
-                   "replays\nP/F/E"):
-        table.add_column(header, justify="right", no_wrap=True)
-    notes = []
-    rows = [[str(arm.cells), _share(arm.snapshot_pass, arm.cells),
-             _share(arm.hazard_fail, arm.snapshot_pass), str(arm.silent), str(arm.crash),
-             str(arm.control_fail), "/".join(str(arm.verdicts.get(k, 0)) for k in VERDICTS)]
-            for arm in summary.arms]
-    others = [max([len(line) for line in str(c.header).splitlines()] +
-                  [len(row[i]) for row in rows]) for i, c in enumerate(table.columns[1:])]
-    room = max(9, width - sum(others) - 2 * len(others))
-    for arm, row in zip(summary.arms, rows, strict=True):
-        table.add_row(_arm_cell(arm.arm, room), *row)
-        if arm.scripts < arm.cells:
-            notes.append(f"{arm.arm}: {count(arm.cells - arm.scripts, 'cell')} without a script")
-        if arm.ungraded:
-            notes.append(f"{arm.arm}: {count(arm.ungraded, 'replay')} not graded yet")
-    rate = summary.graded / summary.seconds if summary.seconds > 0 and summary.graded else 0.0
-    table.caption = "\n".join([
-        "Counts of cells. hazard FAIL|ERROR: snapshot-passing cells with some hazard verdict "
-        "FAIL (silent) or ERROR (loud); ctrl: snapshot-passing cells with a control not PASS; "
-        "replays: PASS/FAIL/ERROR verdicts.", *notes,
-        f"{count(summary.graded, 'replay')} graded, {summary.skipped} already graded, in "
-        f"{summary.seconds:.1f} s",
-        f"({rate:.1f}/s; {summary.executor} executor, {count(summary.workers, 'worker')})."])
-    table.caption_justify = "left"
-    return Group(heading, table)

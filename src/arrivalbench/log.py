@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from arrivalbench.errors import TaskError
 from arrivalbench.task import Source, TaskSpec
+from arrivalbench.textfile import read_text
 from arrivalbench.values import sort_key
 
 
@@ -40,6 +41,10 @@ class Log:
 
 
 def load_log(spec: TaskSpec) -> Log:
+    """The task's log: one Arrow table per source, cast to the declared column types by DuckDB,
+    and the timeline of every record in base order (event time, then source, then record key)
+    that schedules cut into batches. Cached per task; a malformed log raises TaskError naming
+    the file, the line and the value."""
     return _load(spec)
 
 
@@ -138,10 +143,7 @@ def _read_jsonl(file: Path, names: list[str]) -> pa.Table:
     """JSON scalars become text, cast afterwards by DuckDB: one cast path for every format."""
     columns: dict[str, list[str | None]] = {n: [] for n in names}
     lines: list[int] = []
-    try:
-        text = file.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise TaskError(f"{file}: not UTF-8 text") from None
+    text = read_text(file, TaskError, allow_empty=True)
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue

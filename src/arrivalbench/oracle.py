@@ -1,4 +1,4 @@
-"""The oracle (DESIGN §5): the pipeline's final table against the batch recomputation. Pure.
+"""The oracle: the pipeline's final table against the batch recomputation. Pure.
 
 Rows are a multiset, row order never matters, column names compare case-insensitively. Each
 value is first brought to the declared type where that loses nothing (an integral DOUBLE to
@@ -23,7 +23,7 @@ from typing import Any
 import duckdb
 
 from arrivalbench.engine import Table
-from arrivalbench.task import Target
+from arrivalbench.task import Column, Target
 from arrivalbench.values import JSON, row_sort_key, to_json
 
 EXAMPLES = 5  # examples kept per kind of difference
@@ -125,12 +125,26 @@ class Diff:
 
 
 def compare(expected: Table, observed: Table, target: Target) -> Diff:
-    """Align `observed` on the target key against `expected` (already in the declared types)."""
-    declared = {c.name.lower(): c for c in target.columns}
+    """Align `observed` on the target key against `expected` (already in the declared types):
+    the schema first, then the rows of each key, then the tally of what differs."""
     got_index: dict[str, int] = {}
     for i, (name, _type) in enumerate(observed.columns):
         got_index.setdefault(name.lower(), i)
+    schema = _schema(observed, target, got_index)
+    if any(k.lower() not in got_index for k in target.key):
+        return Diff(tuple(schema), rows=_sizes(expected, observed))
+    exp_index = {name.lower(): i for i, (name, _type) in enumerate(expected.columns)}
+    if not schema and _identical(expected, observed, [got_index[n] for n in exp_index]):
+        return Diff(rows=_sizes(expected, observed))
+    columns = [c for c in target.columns if c.name.lower() in got_index]
+    found = _align(_Aligned(columns, target), expected, exp_index, observed, got_index)
+    counts, examples = _tally(found)
+    return Diff(tuple(schema), counts, examples, _sizes(expected, observed))
 
+
+def _schema(observed: Table, target: Target, got_index: dict[str, int]) -> list[dict[str, JSON]]:
+    """Missing, incompatible and extra columns, and names that repeat ignoring case."""
+    declared = {c.name.lower() for c in target.columns}
     schema: list[dict[str, JSON]] = []
     for column in target.columns:
         position = got_index.get(column.name.lower())
@@ -144,40 +158,49 @@ def compare(expected: Table, observed: Table, target: Target) -> Diff:
             schema.append({"problem": "extra", "column": name, "got": got_type})
     if len(got_index) < len(observed.columns):
         schema.append({"problem": "ambiguous", "column": "names repeat ignoring case"})
+    return schema
 
-    columns = [c for c in target.columns if c.name.lower() in got_index]
-    if any(k.lower() not in got_index for k in target.key):
-        return Diff(tuple(schema), rows=_sizes(expected, observed))
 
-    exp_index = {name.lower(): i for i, (name, _type) in enumerate(expected.columns)}
-    if not schema and _identical(expected, observed, [got_index[n] for n in exp_index]):
-        return Diff(rows=_sizes(expected, observed))
+class _Aligned:
+    """The columns both tables have, split into key and value positions."""
 
-    def project(table: Table, index: dict[str, int]) -> list[tuple[object, ...]]:
-        picks = [(index[c.name.lower()], c.type) for c in columns]
+    def __init__(self, columns: list[Column], target: Target) -> None:
+        self.columns = columns
+        self.tolerance = target.tolerance
+        self.key_at = [i for i, c in enumerate(columns) if c.name in target.key]
+        self.value_at = [i for i in range(len(columns)) if i not in self.key_at]
+        self.approximate = [_type_id(c.type) in _APPROXIMATE for c in columns]
+
+    def project(self, table: Table, index: dict[str, int]) -> list[tuple[object, ...]]:
+        picks = [(index[c.name.lower()], c.type) for c in self.columns]
         return [tuple(conform(row[i], ty) for i, ty in picks) for row in table.rows]
 
-    key_at = [i for i, c in enumerate(columns) if c.name in target.key]
-    value_at = [i for i in range(len(columns)) if i not in key_at]
-    approximate = [_type_id(columns[i].type) in _APPROXIMATE for i in range(len(columns))]
+    def key_of(self, row: tuple[object, ...]) -> tuple[Any, ...]:
+        return row_sort_key(tuple(row[i] for i in self.key_at))
 
-    def key_of(row: tuple[object, ...]) -> tuple[Any, ...]:
-        return row_sort_key(tuple(row[i] for i in key_at))
+    def same_values(self, got: tuple[object, ...], want: tuple[object, ...]) -> bool:
+        return all(same(got[i], want[i], self.tolerance, self.approximate[i])
+                   for i in self.value_at)
 
-    want = _group(project(expected, exp_index), key_of)
-    got = _group(project(observed, got_index), key_of)
 
-    found: dict[str, list[tuple[tuple[Any, ...], JSON]]] = {
-        "missing": [], "extra": [], "duplicated": [], "changed": []}
+Found = dict[str, list[tuple[tuple[Any, ...], JSON]]]
+
+
+def _align(on: _Aligned, expected: Table, exp_index: dict[str, int], observed: Table,
+           got_index: dict[str, int]) -> Found:
+    """Every difference, key by key in key order: rows missing, extra, duplicated or with a
+    changed value."""
+    want = _group(on.project(expected, exp_index), on.key_of)
+    got = _group(on.project(observed, got_index), on.key_of)
+    found: Found = {"missing": [], "extra": [], "duplicated": [], "changed": []}
     for key in sorted(want.keys() | got.keys()):
         exp_rows, got_rows = want.get(key, []), got.get(key, [])
         sample = (exp_rows or got_rows)[0]
-        key_doc = {columns[i].name: to_json(sample[i]) for i in key_at}
+        key_doc = {on.columns[i].name: to_json(sample[i]) for i in on.key_at}
         unmatched = list(got_rows)
         leftover = []
         for row in exp_rows:
-            match = next((g for g in unmatched if all(
-                same(g[i], row[i], target.tolerance, approximate[i]) for i in value_at)), None)
+            match = next((g for g in unmatched if on.same_values(g, row)), None)
             if match is None:
                 leftover.append(row)
             else:
@@ -185,9 +208,10 @@ def compare(expected: Table, observed: Table, target: Target) -> Diff:
         for row in leftover:
             if unmatched:
                 other = unmatched.pop(0)
-                for i in value_at:
-                    if not same(other[i], row[i], target.tolerance, approximate[i]):
-                        found["changed"].append((key, {"key": key_doc, "column": columns[i].name,
+                for i in on.value_at:
+                    if not same(other[i], row[i], on.tolerance, on.approximate[i]):
+                        found["changed"].append((key, {"key": key_doc,
+                                                       "column": on.columns[i].name,
                                                        "got": to_json(other[i]),
                                                        "expected": to_json(row[i])}))
             else:
@@ -196,13 +220,17 @@ def compare(expected: Table, observed: Table, target: Target) -> Diff:
             found["duplicated"].append((key, {"key": key_doc, "copies": len(unmatched)}))
         elif unmatched:
             found["extra"].append((key, {"key": key_doc, "rows": len(unmatched)}))
+    return found
 
+
+def _tally(found: Found) -> tuple[dict[str, int], dict[str, list[JSON]]]:
+    """Counts of rows per kind of difference, and the first examples of each."""
     counts = {kind: len(items) for kind, items in found.items()}
     counts["duplicated"] = sum(item["copies"] for _, item in found["duplicated"])
     counts["extra"] = sum(item["rows"] for _, item in found["extra"])
     examples = {kind: [doc for _, doc in items[:EXAMPLES]] for kind, items in found.items()
                 if items}
-    return Diff(tuple(schema), counts, examples, _sizes(expected, observed))
+    return counts, examples
 
 
 def _identical(expected: Table, observed: Table, order: list[int]) -> bool:

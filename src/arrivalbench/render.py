@@ -6,7 +6,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 
 from rich import box
@@ -23,10 +22,11 @@ from rich.progress import Task as ProgressTask
 from rich.table import Column, Table
 from rich.text import Text
 
+from arrivalbench import words
 from arrivalbench.engine import duckdb as duckdb_engine
 from arrivalbench.schedules import KINDS, Schedule
 from arrivalbench.task import TaskSpec
-from arrivalbench.values import JSON, canonical_json
+from arrivalbench.values import JSON
 from arrivalbench.verdict import Verdict
 from arrivalbench.words import count
 
@@ -265,48 +265,10 @@ def failure_details(verdicts: Sequence[Verdict]) -> list[RenderableType]:
         shown.add(v.schedule)
         where = f"{v.schedule}, seed {v.seed}"
         header = Text(f"{where}: {v.verdict}", STYLE[v.verdict])
-        text = explain(v)
+        text = words.terminal(v)
         if text in said:
             blocks.append(header + Text(f", the same as {said[text]}"))
             continue
         said[text] = where
         blocks.append(Group(header, Text(text), Text("")))
     return blocks
-
-
-def explain(v: Verdict) -> str:
-    d = v.detail
-    if v.verdict == "ERROR":
-        where = [f"batch {d['batch']}" if d.get("batch") is not None else None,
-                 f"statement {d['statement']}" if d.get("statement") is not None else None]
-        return f"{d['phase']} error at {', '.join(w for w in where if w) or 'start'}: " \
-               f"{d['message']}"
-    first = d.get("first_divergence")
-    if isinstance(first, dict):
-        head = (f"first divergence after batch {first['batch']}"
-                + (" (the final table is right)" if d.get("reconverged") else ""))
-        if d.get("reconverged"):
-            inner = first.get("diff") or {}
-            return head + (":\n" + explain(replace(v, verdict="FAIL", detail=inner))
-                           if inner else f": {first.get('error')}")
-    lines = [f"schema: {p['problem']} column {p['column']}" +
-             (f" (got {p['got']}, expected {p['expected']})" if "got" in p and "expected" in p
-              else "") for p in d.get("schema", [])]
-    rows = d.get("rows", {})
-    if rows:
-        lines.append(f"rows: expected {rows['expected']}, got {rows['got']}")
-    counts = d.get("counts", {})
-    lines.append(", ".join(f"{n} {k}" for k, n in counts.items() if n))
-    for kind, examples in d.get("examples", {}).items():
-        for ex in examples:
-            key = canonical_json(ex["key"])
-            if kind == "changed":
-                lines.append(f"  changed {key} {ex['column']}: got {ex['got']!r}, "
-                             f"expected {ex['expected']!r}")
-            elif kind == "duplicated":
-                lines.append(f"  duplicated {key}: +{ex['copies']} copies")
-            else:
-                lines.append(f"  {kind} {key}")
-    if isinstance(first, dict):
-        lines.append(f"first divergence after batch {first['batch']}")
-    return "\n".join(line for line in lines if line)

@@ -1,4 +1,4 @@
-"""One replay (DESIGN §2): an artifact run batch by batch under a schedule, in one database.
+"""One replay: an artifact run batch by batch under a schedule, in one database.
 
 Also the batch recomputation: `reference.sql` over the complete log, in a sandbox of its own.
 """
@@ -76,8 +76,11 @@ AfterRun = Callable[[int, engine.Database], None]
 
 def replay(spec: TaskSpec, artifact: Artifact | str, schedule: Schedule,
            limits: Limits = Limits(), after_run: AfterRun | None = None) -> Outcome:
-    """Run `artifact` (an artifact, or the text of a SQL script) batch by batch under
-    `schedule`, in one database, and read the target after the last run.
+    """Run `artifact` (an artifact, or the text of a SQL script) once per batch of `schedule` in
+    one fresh sandboxed database, then read the target. Before each run `incoming` holds exactly
+    that batch's records; a batch with an abort point stops its run there. Returns the target
+    table, or the `Failure` (phase, batch, statement, masked message) that stopped the replay,
+    with the wall and engine seconds. Never raises for anything the artifact does.
 
     `after_run(batch, db)`, when given, is called after each run that was not aborted (the
     every-batch check reads the target there)."""

@@ -1,4 +1,4 @@
-"""Delivery schedules (DESIGN §4): pure functions from (log, kind, seed, parameters) to batches.
+"""Delivery schedules: pure functions from (log, kind, seed, parameters) to batches.
 
 A schedule is plain data: a list of batches, each a sequence of record references (a record may
 appear twice), an optional abort point, and the batch from which the evolution column is present.

@@ -1,4 +1,4 @@
-"""The results file (DESIGN §8): one DuckDB database, the single source of truth of a study.
+"""The results file: one DuckDB database, the single source of truth of a study.
 
 Schema version 1, recorded in `meta` and checked on every open: a file of another version is
 refused with a one-line error rather than misread. Every command that grades writes here, and
@@ -31,7 +31,7 @@ Tables
 `verdicts`
     One row per replay, keyed by what determines it: (`task_digest`, `schedule`, `seed`,
     `artifact`, `engine_version`, `harness_version`). An artifact that two arms share is graded
-    once; a key is never graded twice. `record` is the canonical verdict JSON (DESIGN §5), the
+    once; a key is never graded twice. `record` is the canonical verdict JSON, the
     same bytes whatever the executor, worker count or order of work; `record_digest` is its
     SHA-256; `verdict` is PASS, FAIL or ERROR.
 `nondeterministic`
@@ -65,7 +65,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from arrivalbench import __version__
+from arrivalbench import semantics
 from arrivalbench.engine import duckdb as duckdb_engine
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.values import JSON, canonical_json, digest
@@ -187,7 +187,7 @@ def key_of(verdict: Verdict) -> Key:
 
 def current_versions() -> tuple[str, str]:
     """(engine_version, harness_version) of this installation: the tail of every key it makes."""
-    return duckdb_engine.VERSION, __version__
+    return duckdb_engine.VERSION, semantics.harness_version()
 
 
 @dataclass(frozen=True)

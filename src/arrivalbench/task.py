@@ -1,4 +1,4 @@
-"""Task folders (DESIGN §3): read and validate `task.yaml`, its SQL files and its log.
+"""Task folders: read and validate `task.yaml`, its SQL files and its log.
 
 Loading runs no code from the folder: the log is data and the SQL is only read here.
 """
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
@@ -15,6 +16,7 @@ import duckdb
 import yaml
 
 from arrivalbench.errors import TaskError
+from arrivalbench.textfile import read_text
 from arrivalbench.values import digest
 
 Mode = Literal["append", "upsert", "aggregate"]
@@ -105,7 +107,7 @@ def resolve(ref: str | Path) -> Path:
     """A built-in task id or a folder on disk."""
     text = str(ref)
     if "/" not in text and "\\" not in text and (BUILTIN_DIR / text / "task.yaml").is_file():
-        return BUILTIN_DIR / text
+        return (BUILTIN_DIR / text).resolve()
     path = Path(text).expanduser()
     if path.is_dir():
         if not (path / "task.yaml").is_file():
@@ -118,12 +120,38 @@ def resolve(ref: str | Path) -> Path:
                     "'arrivalbench tasks') or a task folder")
 
 
+def load_specs(refs: Iterable[str | Path]) -> list[TaskSpec]:
+    """Each task once, in the order given. Two references to one folder (an id and a path, a
+    symlink and its target) are one task; two folders with the same id are an error."""
+    specs: dict[str, TaskSpec] = {}
+    for ref in refs:
+        spec = load_spec(ref)
+        other = specs.get(spec.id)
+        if other is not None and other.path.resolve() != spec.path.resolve():
+            raise TaskError(f"task {ref}: its id {spec.id!r} is also the id of {other.path}; "
+                            "give one of them at a time")
+        specs[spec.id] = spec
+    return list(specs.values())
+
+
+def source_of(spec: TaskSpec) -> str:
+    """How to load `spec` again, in any process: its id if it is built in, else its folder's
+    absolute path with symlinks resolved (so one task has one source, however it was
+    reached)."""
+    path = spec.path.resolve()
+    return spec.id if path.parent == BUILTIN_DIR.resolve() else str(path)
+
+
 @functools.lru_cache(maxsize=64)
 def _load_spec_cached(path: Path, folder_digest: str) -> TaskSpec:
     return _parse(path, folder_digest)
 
 
 def load_spec(ref: str | Path) -> TaskSpec:
+    """The task a built-in id or a folder path names, validated: `task.yaml`, its SQL files and
+    the list of log files (the log itself is read by `load_log`). Cached on the folder's
+    digest, so an edited folder is read again. A task that does not follow the format raises
+    TaskError naming the file, the field and the offending value."""
     path = resolve(ref)
     return _load_spec_cached(path, _folder_digest(path))
 
@@ -217,24 +245,54 @@ def _type(fields: _Fields, key: str, declared: object) -> str:
 
 
 def _parse(path: Path, folder_digest: str) -> TaskSpec:
-    file = path / "task.yaml"
-    try:
-        document = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise TaskError(f"{file}: not valid YAML{where}; fix the syntax") from None
-    except UnicodeDecodeError:
-        raise TaskError(f"{file}: not UTF-8 text") from None
-    top = _Fields(file, "", document)
+    """Validate task.yaml section by section, in a fixed order (the first problem is the one
+    reported), then read the SQL files."""
+    top = _document(path / "task.yaml")
     top.only("id", "title", "mode", "difficulty", "ticket", "sources", "target", "hazards",
              "evolution", "negatives", "gold_idiom")
-
     task_id = top.get("id", str)
     if task_id != path.name:
         raise top.fail("id", f"{task_id!r} must equal the folder name {path.name!r}; rename "
                              f"the folder to {task_id!r} (or set id: {path.name})")
+    sources = _sources(top)
+    target = _target(top.sub("target"))
+    hazards = _hazards(top)
+    evolution = _evolution(top, hazards, sources)
+    negatives = _negatives(top, hazards, path)
+    log_files = _log_files(path, sources)
+    return TaskSpec(
+        id=task_id,
+        title=top.get("title", str),
+        mode=cast(Mode, top.choice("mode", MODES)),
+        difficulty=cast(Difficulty, top.choice("difficulty", DIFFICULTIES)),
+        ticket=top.get("ticket", str).strip(),
+        sources=sources,
+        target=target,
+        hazards=hazards,
+        evolution=evolution,
+        negatives=negatives,
+        gold_idiom=top.get("gold_idiom", str, None),
+        reference_sql=_read_sql(path / "reference.sql"),
+        gold_sql=_read_sql(path / "gold.sql"),
+        path=path,
+        log_files=log_files,
+        digest=folder_digest,
+    )
 
+
+def _document(file: Path) -> _Fields:
+    text = read_text(file, TaskError, missing="missing; every task folder needs it",
+                     allow_empty=True)
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise TaskError(f"{file}: not valid YAML{where}; fix the syntax") from None
+    return _Fields(file, "", document)
+
+
+def _sources(top: _Fields) -> tuple[Source, ...]:
     sources = []
     for name in top.get("sources", dict):
         sub = top.sub("sources").sub(name)
@@ -256,9 +314,10 @@ def _parse(path: Path, folder_digest: str) -> TaskSpec:
                               None, entity_key, version[0] if version else None))
     if not sources:
         raise top.fail("sources", "must declare at least one source")
-    source_names = tuple(s.name for s in sources)
+    return tuple(sources)
 
-    tsub = top.sub("target")
+
+def _target(tsub: _Fields) -> Target:
     tsub.only("name", "columns", "key", "tolerance")
     tcolumns = _columns(tsub, "columns")
     key = tsub.names("key", tuple(c.name for c in tcolumns))
@@ -267,28 +326,36 @@ def _parse(path: Path, folder_digest: str) -> TaskSpec:
     tolerance = tsub.get("tolerance", (int, float), 1e-9)
     if not 0 <= tolerance < 1:
         raise tsub.fail("tolerance", f"{tolerance!r} must be a relative tolerance in [0, 1)")
-    target = Target(tsub.get("name", str), tcolumns, key, float(tolerance))
+    return Target(tsub.get("name", str), tcolumns, key, float(tolerance))
 
+
+def _hazards(top: _Fields) -> tuple[Hazard, ...]:
     hazards = top.get("hazards", list)
     for hazard in hazards:
         if hazard not in HAZARDS:
             raise top.fail("hazards", f"unknown hazard {hazard!r}; allowed: {', '.join(HAZARDS)}")
     if len(set(hazards)) != len(hazards):
         raise top.fail("hazards", "lists a hazard twice")
+    return tuple(hazards)
 
-    evolution = None
-    if "schema_evolution" in hazards:
-        esub = top.sub("evolution")
-        esub.only("source", "column", "type")
-        esource = esub.choice("source", source_names)
-        ecolumn = esub.get("column", str)
-        if ecolumn.lower() in (c.name.lower() for c in
-                               next(s for s in sources if s.name == esource).columns):
-            raise esub.fail("column", f"{ecolumn!r} is already a column of {esource}")
-        evolution = Evolution(esource, ecolumn, _type(esub, "type", esub.get("type", str)))
-    elif top.get("evolution", dict, None) is not None:
-        raise top.fail("evolution", "is given but hazards does not declare schema_evolution")
 
+def _evolution(top: _Fields, hazards: tuple[Hazard, ...], sources: tuple[Source, ...]
+               ) -> Evolution | None:
+    if "schema_evolution" not in hazards:
+        if top.get("evolution", dict, None) is not None:
+            raise top.fail("evolution", "is given but hazards does not declare schema_evolution")
+        return None
+    esub = top.sub("evolution")
+    esub.only("source", "column", "type")
+    esource = esub.choice("source", tuple(s.name for s in sources))
+    ecolumn = esub.get("column", str)
+    if ecolumn.lower() in (c.name.lower() for c in
+                           next(s for s in sources if s.name == esource).columns):
+        raise esub.fail("column", f"{ecolumn!r} is already a column of {esource}")
+    return Evolution(esource, ecolumn, _type(esub, "type", esub.get("type", str)))
+
+
+def _negatives(top: _Fields, hazards: tuple[Hazard, ...], path: Path) -> tuple[Negative, ...]:
     negatives = []
     for name in top.get("negatives", dict, {}):
         nsub = top.sub("negatives").sub(name)
@@ -300,7 +367,10 @@ def _parse(path: Path, folder_digest: str) -> TaskSpec:
                                          f"({', '.join(hazards)})")
         negatives.append(Negative(str(name), tuple(fails),
                                   _read_sql(path / "negatives" / f"{name}.sql")))
+    return tuple(negatives)
 
+
+def _log_files(path: Path, sources: tuple[Source, ...]) -> tuple[Path, ...]:
     log_files = []
     for source in sources:
         found = [path / "log" / f"{source.name}{suffix}" for suffix in LOG_SUFFIXES]
@@ -311,35 +381,9 @@ def _parse(path: Path, folder_digest: str) -> TaskSpec:
                             f"{source.name!r} {problem}; give exactly one of "
                             f"{', '.join(f.name for f in found)}")
         log_files.append(present[0])
-
-    return TaskSpec(
-        id=task_id,
-        title=top.get("title", str),
-        mode=cast(Mode, top.choice("mode", MODES)),
-        difficulty=cast(Difficulty, top.choice("difficulty", DIFFICULTIES)),
-        ticket=top.get("ticket", str).strip(),
-        sources=tuple(sources),
-        target=target,
-        hazards=tuple(hazards),
-        evolution=evolution,
-        negatives=tuple(negatives),
-        gold_idiom=top.get("gold_idiom", str, None),
-        reference_sql=_read_sql(path / "reference.sql"),
-        gold_sql=_read_sql(path / "gold.sql"),
-        path=path,
-        log_files=tuple(log_files),
-        digest=folder_digest,
-    )
+    return tuple(log_files)
 
 
 def _read_sql(file: Path) -> str:
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TaskError(f"{file}: missing; every task folder needs it") from None
-    except UnicodeDecodeError:
-        raise TaskError(f"{file}: not UTF-8 text") from None
-    if not text.strip():
-        raise TaskError(f"{file}: empty")
-    return text
+    return read_text(file, TaskError, missing="missing; every task folder needs it")
 

@@ -1,11 +1,11 @@
-"""Verdict records (DESIGN §5): canonical JSON, the same bytes for the same inputs."""
+"""Verdict records: canonical JSON, the same bytes for the same inputs."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from arrivalbench import __version__
+from arrivalbench import semantics
 from arrivalbench.engine import duckdb as duckdb_engine
 from arrivalbench.values import JSON, canonical_json
 
@@ -16,6 +16,11 @@ SCHEMA_VERSION = 1
 
 @dataclass(frozen=True)
 class Verdict:
+    """The outcome of one replay: which task, schedule, seed and script (by digest), on which
+    engine and harness versions, and `verdict` PASS, FAIL or ERROR with its `detail` (empty for
+    PASS, the oracle's typed difference for FAIL, phase, batch, statement and message for
+    ERROR). `json()` is the canonical record: the same replay gives the same bytes."""
+
     task: str
     task_digest: str
     schedule: str
@@ -26,7 +31,7 @@ class Verdict:
     detail: dict[str, JSON] = field(default_factory=dict)
     engine: str = duckdb_engine.NAME
     engine_version: str = duckdb_engine.VERSION
-    harness_version: str = __version__
+    harness_version: str = field(default_factory=semantics.harness_version)
 
     def document(self) -> dict[str, JSON]:
         return {

@@ -1,6 +1,222 @@
-"""Counts in words: `count(1, "cell")` is "1 cell", `count(2, "cell")` "2 cells"."""
+"""A verdict put into words: the one place that says what a verdict means, in three variants.
+
+- `terminal`: every detail a person at a terminal needs (`arrivalbench grade`, the Inspect
+  scorer's explanation).
+- `line`: one line, for a gate finding.
+- `for_model`: what the repair loop tells a model after the snapshot test, in plain words
+  about its own script and the target; the agent passes it through the leakage scan before the
+  model sees it.
+
+And `count`, a number with its noun: "1 cell", "2 cells".
+
+Only wording lives here; the verdicts themselves are decided by the oracle and the replay.
+"""
 
 from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from arrivalbench.task import TaskSpec
+from arrivalbench.values import JSON, canonical_json
+from arrivalbench.verdict import Verdict
+
+
+def _where(detail: Mapping[str, JSON]) -> str:
+    """Where an ERROR stopped: "batch 2, statement 3", or "" when it names neither."""
+    parts = [f"batch {detail['batch']}" if detail.get("batch") is not None else "",
+             f"statement {detail['statement']}" if detail.get("statement") is not None else ""]
+    return ", ".join(p for p in parts if p)
+
+
+# -- terminal ------------------------------------------------------------------------------------
+
+
+def terminal(v: Verdict) -> str:
+    """Why `v` is not PASS, over as many lines as it takes: the error and where it stopped, or
+    the schema problems, row counts and every example row of the difference."""
+    d = v.detail
+    if v.verdict == "ERROR":
+        return f"{d['phase']} error at {_where(d) or 'start'}: {d['message']}"
+    first = d.get("first_divergence")
+    if isinstance(first, dict) and d.get("reconverged"):
+        head = f"first divergence after batch {first['batch']} (the final table is right)"
+        inner = first.get("diff")
+        if isinstance(inner, dict) and inner:
+            return head + ":\n" + terminal(replace(v, verdict="FAIL", detail=inner))
+        return head + f": {first.get('error')}"
+    lines = [f"schema: {p['problem']} column {p['column']}" +
+             (f" (got {p['got']}, expected {p['expected']})" if "got" in p and "expected" in p
+              else "") for p in d.get("schema", [])]
+    rows = d.get("rows", {})
+    if rows:
+        lines.append(f"rows: expected {rows['expected']}, got {rows['got']}")
+    counts = d.get("counts", {})
+    lines.append(", ".join(f"{n} {k}" for k, n in counts.items() if n))
+    for kind, examples in d.get("examples", {}).items():
+        for ex in examples:
+            key = canonical_json(ex["key"])
+            if kind == "changed":
+                lines.append(f"  changed {key} {ex['column']}: got {ex['got']!r}, "
+                             f"expected {ex['expected']!r}")
+            elif kind == "duplicated":
+                lines.append(f"  duplicated {key}: +{ex['copies']} copies")
+            else:
+                lines.append(f"  {kind} {key}")
+    if isinstance(first, dict):
+        lines.append(f"first divergence after batch {first['batch']}")
+    return "\n".join(line for line in lines if line)
+
+
+# -- one line ------------------------------------------------------------------------------------
+
+
+def line(verdict: Verdict) -> str:
+    """One line on why a verdict is not PASS (the gate's findings)."""
+    d = verdict.detail
+    if verdict.verdict == "ERROR":
+        where = _where(d)
+        return f"ERROR ({d.get('phase')}{', ' + where if where else ''}): {d.get('message')}"
+    if verdict.verdict == "PASS":
+        return "PASS"
+    first = d.get("first_divergence")
+    if d.get("reconverged") and isinstance(first, dict):
+        # Right at the end, wrong after an earlier run: describe that run's diff.
+        inner = replace(verdict, detail=first.get("diff") or {})
+        return (f"diverges after batch {first['batch']} (the final table is right): "
+                + (line(inner) if first.get("diff") else f"{first.get('error')}"))
+    parts = [f"{p['problem']} column {p['column']}" for p in d.get("schema", [])]
+    parts += [f"{n} {kind}" for kind, n in d.get("counts", {}).items() if n]
+    rows = d.get("rows", {})
+    text = "FAIL: " + ", ".join(parts)
+    if rows:
+        text += f" (expected {rows['expected']} rows, got {rows['got']})"
+    for kind, examples in d.get("examples", {}).items():
+        example = examples[0]
+        text += f"; e.g. {kind} {canonical_json(example.get('key'))}"
+        if kind == "changed":
+            text += (f" {example['column']}: got {canonical_json(example['got'])}, expected "
+                     f"{canonical_json(example['expected'])}")
+        break
+    return text
+
+
+# -- for a model ---------------------------------------------------------------------------------
+
+
+def for_model(spec: TaskSpec, verdict: Verdict, statements: Sequence[str] = ()) -> str | None:
+    """What to tell a model about its script after the snapshot test (None after a pass):
+    the error in terms of its own statements, or the difference from the expected target.
+    Not yet free of hazard words: engine messages can hold some (see `agent.feedback`)."""
+    if verdict.verdict == "PASS":
+        return None
+    if verdict.verdict == "ERROR":
+        return _error(spec, verdict.detail, statements)
+    return _diff(spec, verdict.detail)
+
+
+def _statement(statements: Sequence[str], index: JSON) -> str:
+    if not isinstance(index, int):
+        return "the script"
+    text = ""
+    if 0 <= index < len(statements):
+        words = " ".join(statements[index].split())
+        text = f" (`{words[:80]}{'...' if len(words) > 80 else ''}`)"
+    return f"statement {index + 1}{text}"
+
+
+def _error(spec: TaskSpec, detail: Mapping[str, JSON], statements: Sequence[str]) -> str:
+    phase, message = detail.get("phase"), str(detail.get("message", ""))
+    where = _statement(statements, detail.get("statement"))
+    if phase == "timeout":
+        return f"Your script failed on the test batch: {where} was stopped at the time limit."
+    if phase == "memory":
+        return (f"Your script failed on the test batch: {where} ran out of memory "
+                f"({message}).")
+    if phase == "sandbox":
+        return (f"Your script was refused: {message}. The pipeline may not touch files, the "
+                "network or extensions, and may not change settings.")
+    if phase == "read-target":
+        if "does not exist" in message:
+            return (f"Your script ran, but afterwards `main.{spec.target.name}` does not "
+                    "exist.")
+        return f"Your script ran, but `main.{spec.target.name}` could not be read: {message}"
+    if phase == "load":
+        return f"The test batch could not be loaded before your script ran: {message}"
+    return f"Your script failed on the test batch: {where} raised an error: {message}"
+
+
+_NUMERIC = re.compile(r"^(?:TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|U\w*INT|FLOAT|REAL|DOUBLE|"
+                      r"DECIMAL|NUMERIC)\b", re.IGNORECASE)
+
+
+def _value(value: JSON, declared: str = "") -> str:
+    """A value as SQL would spell it: numbers bare (decimals arrive as strings), text quoted."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, str) and not _NUMERIC.match(declared):
+        return "'" + value.replace("'", "''") + "'"
+    return value if isinstance(value, str) else canonical_json(value)
+
+
+def _key(example: Mapping[str, JSON], types: Mapping[str, str]) -> str:
+    key = example.get("key", {})
+    if isinstance(key, dict):
+        return "(" + ", ".join(f"{k}={_value(v, types.get(k, ''))}" for k, v in key.items()) \
+            + ")"
+    return canonical_json(key)
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _diff(spec: TaskSpec, detail: Mapping[str, JSON]) -> str:
+    target = f"`main.{spec.target.name}`"
+    rows = detail.get("rows") or {}
+    sizes = f" (expected {rows['expected']} rows, got {rows['got']})" if rows else ""
+    lines = [f"Your script ran, but {target} differs from the expected result{sizes}:"]
+    for problem in detail.get("schema") or []:
+        column, kind = problem.get("column"), problem.get("problem")
+        if kind == "missing":
+            lines.append(f"- column `{column}` is missing (expected {problem.get('expected')})")
+        elif kind == "incompatible":
+            lines.append(f"- column `{column}` has type {problem.get('got')}, expected "
+                         f"{problem.get('expected')}")
+        elif kind == "extra":
+            lines.append(f"- column `{column}` is not part of the target")
+        else:
+            lines.append("- column names repeat when case is ignored")
+    types = {c.name: c.type for c in spec.target.columns}
+    counts: Mapping[str, int] = detail.get("counts") or {}
+    examples: Mapping[str, list[dict[str, JSON]]] = detail.get("examples") or {}
+
+    def first(kind: str) -> dict[str, JSON]:
+        return (examples.get(kind) or [{}])[0]
+
+    if counts.get("missing"):
+        lines.append(f"- {_plural(counts['missing'], 'expected row is', 'expected rows are')} "
+                     f"missing, for example {_key(first('missing'), types)}")
+    if counts.get("extra"):
+        lines.append(f"- {_plural(counts['extra'], 'row is', 'rows are')} not expected, for "
+                     f"example {_key(first('extra'), types)}")
+    if counts.get("duplicated"):
+        example = first("duplicated")
+        lines.append(f"- {_plural(counts['duplicated'], 'row repeats', 'rows repeat')} a key "
+                     f"that should appear once, for example {_key(example, types)} appears "
+                     f"{int(example.get('copies', 1)) + 1} times")
+    if counts.get("changed"):
+        shown = [f"{_key(e, types)}: {e.get('column')} is "
+                 f"{_value(e.get('got'), types.get(str(e.get('column')), ''))}, expected "
+                 f"{_value(e.get('expected'), types.get(str(e.get('column')), ''))}"
+                 for e in (examples.get("changed") or [])[:3]]
+        lines.append(f"- {_plural(counts['changed'], 'value differs', 'values differ')}, for "
+                     "example " + "; ".join(shown))
+    return "\n".join(lines)
+
+
+# -- counts --------------------------------------------------------------------------------------
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:

@@ -1,4 +1,4 @@
-"""What the repair loop tells the model after a turn (DESIGN §7).
+"""What the repair loop tells the model after a turn.
 
 The execution error or the typed diff of the snapshot test, in plain words, and never a hazard
 word: the engine's own messages can hold one ("Duplicate key ... violates primary key
@@ -9,13 +9,12 @@ a neutral one before the model sees it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
-from arrivalbench import leakage
+from arrivalbench import leakage, words
 from arrivalbench.agent.extract import Problem
 from arrivalbench.prompts import REPLY
 from arrivalbench.task import TaskSpec
-from arrivalbench.values import JSON, canonical_json
 from arrivalbench.verdict import Verdict
 
 FIX = "Fix the script and reply with the complete corrected pipeline in a single ```sql block."
@@ -75,110 +74,7 @@ def no_script(problem: Problem) -> str:
     return f"Your reply did not contain a SQL script. {REPLY}"
 
 
-def _statement(statements: Sequence[str], index: JSON) -> str:
-    if not isinstance(index, int):
-        return "the script"
-    text = ""
-    if 0 <= index < len(statements):
-        words = " ".join(statements[index].split())
-        text = f" (`{words[:80]}{'...' if len(words) > 80 else ''}`)"
-    return f"statement {index + 1}{text}"
-
-
-def _error(spec: TaskSpec, detail: Mapping[str, JSON], statements: Sequence[str]) -> str:
-    phase, message = detail.get("phase"), str(detail.get("message", ""))
-    where = _statement(statements, detail.get("statement"))
-    if phase == "timeout":
-        return f"Your script failed on the test batch: {where} was stopped at the time limit."
-    if phase == "memory":
-        return (f"Your script failed on the test batch: {where} ran out of memory "
-                f"({message}).")
-    if phase == "sandbox":
-        return (f"Your script was refused: {message}. The pipeline may not touch files, the "
-                "network or extensions, and may not change settings.")
-    if phase == "read-target":
-        if "does not exist" in message:
-            return (f"Your script ran, but afterwards `main.{spec.target.name}` does not "
-                    "exist.")
-        return f"Your script ran, but `main.{spec.target.name}` could not be read: {message}"
-    if phase == "load":
-        return f"The test batch could not be loaded before your script ran: {message}"
-    return f"Your script failed on the test batch: {where} raised an error: {message}"
-
-
-_NUMERIC = re.compile(r"^(?:TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|U\w*INT|FLOAT|REAL|DOUBLE|"
-                      r"DECIMAL|NUMERIC)\b", re.IGNORECASE)
-
-
-def _value(value: JSON, declared: str = "") -> str:
-    """A value as SQL would spell it: numbers bare (decimals arrive as strings), text quoted."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, str) and not _NUMERIC.match(declared):
-        return "'" + value.replace("'", "''") + "'"
-    return value if isinstance(value, str) else canonical_json(value)
-
-
-def _key(example: Mapping[str, JSON], types: Mapping[str, str]) -> str:
-    key = example.get("key", {})
-    if isinstance(key, dict):
-        return "(" + ", ".join(f"{k}={_value(v, types.get(k, ''))}" for k, v in key.items()) \
-            + ")"
-    return canonical_json(key)
-
-
-def _plural(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
-def _diff(spec: TaskSpec, detail: Mapping[str, JSON]) -> str:
-    target = f"`main.{spec.target.name}`"
-    rows = detail.get("rows") or {}
-    sizes = f" (expected {rows['expected']} rows, got {rows['got']})" if rows else ""
-    lines = [f"Your script ran, but {target} differs from the expected result{sizes}:"]
-    for problem in detail.get("schema") or []:
-        column, kind = problem.get("column"), problem.get("problem")
-        if kind == "missing":
-            lines.append(f"- column `{column}` is missing (expected {problem.get('expected')})")
-        elif kind == "incompatible":
-            lines.append(f"- column `{column}` has type {problem.get('got')}, expected "
-                         f"{problem.get('expected')}")
-        elif kind == "extra":
-            lines.append(f"- column `{column}` is not part of the target")
-        else:
-            lines.append("- column names repeat when case is ignored")
-    types = {c.name: c.type for c in spec.target.columns}
-    counts: Mapping[str, int] = detail.get("counts") or {}
-    examples: Mapping[str, list[dict[str, JSON]]] = detail.get("examples") or {}
-
-    def first(kind: str) -> dict[str, JSON]:
-        return (examples.get(kind) or [{}])[0]
-
-    if counts.get("missing"):
-        lines.append(f"- {_plural(counts['missing'], 'expected row is', 'expected rows are')} "
-                     f"missing, for example {_key(first('missing'), types)}")
-    if counts.get("extra"):
-        lines.append(f"- {_plural(counts['extra'], 'row is', 'rows are')} not expected, for "
-                     f"example {_key(first('extra'), types)}")
-    if counts.get("duplicated"):
-        example = first("duplicated")
-        lines.append(f"- {_plural(counts['duplicated'], 'row repeats', 'rows repeat')} a key "
-                     f"that should appear once, for example {_key(example, types)} appears "
-                     f"{int(example.get('copies', 1)) + 1} times")
-    if counts.get("changed"):
-        shown = [f"{_key(e, types)}: {e.get('column')} is "
-                 f"{_value(e.get('got'), types.get(str(e.get('column')), ''))}, expected "
-                 f"{_value(e.get('expected'), types.get(str(e.get('column')), ''))}"
-                 for e in (examples.get("changed") or [])[:3]]
-        lines.append(f"- {_plural(counts['changed'], 'value differs', 'values differ')}, for "
-                     "example " + "; ".join(shown))
-    return "\n".join(lines)
-
-
 def snapshot(spec: TaskSpec, verdict: Verdict, statements: Sequence[str] = ()) -> str | None:
     """What to tell the model after the snapshot test; None after a pass."""
-    if verdict.verdict == "PASS":
-        return None
-    body = _error(spec, verdict.detail, statements) if verdict.verdict == "ERROR" \
-        else _diff(spec, verdict.detail)
-    return neutral(f"{body}\n\n{FIX}")
+    body = words.for_model(spec, verdict, statements)
+    return None if body is None else neutral(f"{body}\n\n{FIX}")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,16 +37,14 @@ from arrivalbench.agent.samples import (
     REASON,
     TURNS,
     first_pass_turn,
-    resolve,
     sample_id,
-    source_of,
     task_refs,
 )
-from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.grading import DEFAULT_SEEDS
+from arrivalbench.errors import ArrivalBenchError, missing_extra
+from arrivalbench.grading import DEFAULT_SEEDS, check_seeds
 from arrivalbench.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS, build
 from arrivalbench.store import Cell, Store, Turn
-from arrivalbench.task import TaskSpec
+from arrivalbench.task import TaskSpec, load_specs, source_of
 from arrivalbench.values import JSON
 from arrivalbench.words import count
 
@@ -157,16 +156,17 @@ class Outcome:
 
 def check(request: Request) -> None:
     if "/" not in request.model:
-        raise ArrivalBenchError(f"--model {request.model}: give PROVIDER/MODEL as Inspect AI "
+        raise ArrivalBenchError(f"model {request.model}: give PROVIDER/MODEL as Inspect AI "
                                 "names it, e.g. openai/gpt-4o, anthropic/claude-sonnet-4-0, "
                                 "mockllm/model")
     if request.variant not in VARIANTS:
-        raise ArrivalBenchError(f"--prompt {request.variant}: unknown prompt variant; allowed: "
+        raise ArrivalBenchError(f"prompt variant {request.variant!r}: unknown; allowed: "
                                 f"{', '.join(VARIANTS)}")
-    for name, value in (("--replicates", request.replicates), ("--max-tokens",
-                        request.max_tokens), ("--seeds", request.seeds)):
+    for name, value in (("replicates", request.replicates), ("max tokens",
+                        request.max_tokens)):
         if value < 1:
             raise ArrivalBenchError(f"{name} {value}: give a whole number of at least 1")
+    check_seeds(request.seeds)
 
 
 def is_done(cell: Cell, spec: TaskSpec) -> bool:
@@ -178,7 +178,7 @@ def is_done(cell: Cell, spec: TaskSpec) -> bool:
 def make_plan(request: Request) -> Plan:
     """What a run would generate. Reads the results file if it exists; writes nothing."""
     check(request)
-    specs = resolve(task_refs(list(request.tasks)))
+    specs = load_specs(task_refs(list(request.tasks)))
     stored: dict[tuple[str, int], Cell] = {}
     if request.results.is_file():
         with Store(request.results, read_only=True) as store:
@@ -207,14 +207,21 @@ def _log_dir(request: Request) -> Path:
     return folder
 
 
+def _first_line(exc: BaseException) -> str:
+    """The first line of an Inspect error, without its console markup."""
+    text = re.sub(r"\[/?[a-z ]+\]", "", str(exc)).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def run(request: Request, *, model_args: dict[str, Any] | None = None,
         display: DisplayType | None = None, grade: bool = True, progress: bool = True) -> Outcome:
     """Generate the missing samples of `request`, store them, then grade the arm's cells."""
     try:
         import inspect_ai
     except ImportError:
-        raise ArrivalBenchError("generate needs the 'agent' extra (inspect-ai); pip install "
-                                "'arrivalbench[agent]'") from None
+        raise missing_extra("generate", "agent", "inspect-ai") from None
+    from inspect_ai._util.error import PrerequisiteError
+
     from arrivalbench.agent.inspect_task import arrivalbench, mock_outputs
 
     plan = make_plan(request)
@@ -244,11 +251,11 @@ def run(request: Request, *, model_args: dict[str, Any] | None = None,
                 max_tokens=request.max_tokens, score=False, fail_on_error=False,
                 display=display, tags=["arrivalbench", request.variant],
                 metadata={"arm": request.arm, "results": str(request.results)}, **options)
-        except ArrivalBenchError:
-            raise
-        except Exception as exc:  # a model Inspect cannot reach: a missing key, a bad name
-            message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ArrivalBenchError(f"--model {request.model}: {message}") from None
+        except (PrerequisiteError, ValueError) as exc:
+            # What Inspect raises for a model it cannot set up: a missing API key or provider
+            # package (PrerequisiteError), a provider it does not know (ValueError). Anything
+            # else is not a problem with the model's name and keeps its traceback.
+            raise ArrivalBenchError(f"model {request.model}: {_first_line(exc)}") from None
     outcome = store(plan, logs)
     for log in logs:
         if log.status in ("error", "cancelled"):
@@ -290,61 +297,85 @@ def _transcript(sample: EvalSample, turns: list[dict[str, JSON]]) -> dict[str, J
 
 def store(plan: Plan, logs: Sequence[EvalLog]) -> Outcome:
     """Write every sample of `logs` to the results file."""
-    from arrivalbench.idioms import signature
-
-    request = plan.request
-    specs = {spec.id: spec for spec in plan.specs}
     reasons: Counter[str] = Counter()
+    specs = {spec.id: spec for spec in plan.specs}
     stored = scripts = first = repaired = tokens_in = tokens_out = 0
-    with Store(request.results) as results:
+    with Store(plan.request.results) as results:
         for spec in plan.specs:
             results.add_task(spec, source_of(spec))
         for log in logs:
             for sample in log.samples or []:
-                meta = sample.metadata
-                spec = specs[meta["task"]]
-                replicate = int(meta["replicate"])
-                turns: list[dict[str, JSON]] = list(sample.store.get(TURNS) or [])
-                final = sample.store.get(FINAL)
-                reason = sample.store.get(REASON)
-                error = sample.store.get(ERROR) or (sample.error.message.splitlines()[0][:500]
-                                                    if sample.error else None)
-                if sample.error is not None:
-                    final, reason = None, reason if reason in ("provider_error", "limit") \
-                        else "harness_error"
-                artifact = None
-                if final is not None:
-                    artifact = results.add_artifact(final, signature(final, spec))
-                    scripts += 1
-                    passed = first_pass_turn(turns)
-                    first += passed == 1
-                    repaired += passed is not None and passed > 1
-                else:
-                    reason = reason or "no_sql"
-                    reasons[reason] += 1
-                given, produced = _tokens(sample)
-                tokens_in += given or 0
-                tokens_out += produced or 0
-                results.add_turns(request.arm, spec.id, replicate, [
-                    Turn(int(t["turn"]), t.get("sql"), t.get("snapshot_verdict"),
-                         t.get("feedback")) for t in turns])
-                results.add_transcript(request.arm, spec.id, replicate, len(turns), given,
-                                       produced, _transcript(sample, turns))
-                provenance: dict[str, JSON] = {
-                    "model": request.model, "variant": request.variant,
-                    "base_url": request.base_url, "max_tokens": request.max_tokens,
-                    "max_turns": request.max_turns, "prompt_digest": meta.get("prompt_digest"),
-                    "turns": len(turns), "first_pass_turn": first_pass_turn(turns),
-                    "final_turn": max((int(t["turn"]) for t in turns if t.get("sql")),
-                                      default=None),
-                    "model_reported": sample.output.model if sample.output else None,
-                    "inspect_log": log.location, "inspect_sample": str(sample.id),
-                    "error": error if artifact is None else None}
-                results.add_cell(Cell(request.arm, spec.id, spec.digest, replicate, artifact,
-                                      None if artifact else reason, provenance))
+                kept = _store_sample(results, plan.request, specs[sample.metadata["task"]],
+                                     log, sample)
                 stored += 1
+                if kept.artifact is not None:
+                    scripts += 1
+                    first += kept.passed == 1
+                    repaired += kept.passed is not None and kept.passed > 1
+                else:
+                    reasons[kept.reason or "no_sql"] += 1
+                tokens_in += kept.tokens_in or 0
+                tokens_out += kept.tokens_out or 0
     return Outcome(plan, stored, scripts, first, repaired, dict(reasons), tokens_in, tokens_out,
                    tuple(log.location for log in logs))
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """What `store` tallies of one stored sample."""
+
+    artifact: str | None
+    reason: str | None
+    passed: int | None  # the turn that passed the snapshot test
+    tokens_in: int | None
+    tokens_out: int | None
+
+
+def _store_sample(results: Store, request: Request, spec: TaskSpec, log: EvalLog,
+                  sample: EvalSample) -> _Kept:
+    """One sample's script (if any), turns, transcript and cell."""
+    from arrivalbench.idioms import signature
+
+    replicate = int(sample.metadata["replicate"])
+    turns: list[dict[str, JSON]] = list(sample.store.get(TURNS) or [])
+    final = sample.store.get(FINAL)
+    reason = sample.store.get(REASON)
+    error = sample.store.get(ERROR) or (sample.error.message.splitlines()[0][:500]
+                                        if sample.error else None)
+    if sample.error is not None:
+        final, reason = None, reason if reason in ("provider_error", "limit") \
+            else "harness_error"
+    artifact = None
+    if final is not None:
+        artifact = results.add_artifact(final, signature(final, spec))
+    else:
+        reason = reason or "no_sql"
+    given, produced = _tokens(sample)
+    results.add_turns(request.arm, spec.id, replicate, [
+        Turn(int(t["turn"]), t.get("sql"), t.get("snapshot_verdict"),
+             t.get("feedback")) for t in turns])
+    results.add_transcript(request.arm, spec.id, replicate, len(turns), given,
+                           produced, _transcript(sample, turns))
+    provenance = _provenance(request, log, sample, turns, error if artifact is None else None)
+    results.add_cell(Cell(request.arm, spec.id, spec.digest, replicate, artifact,
+                          None if artifact else reason, provenance))
+    return _Kept(artifact, reason, first_pass_turn(turns) if artifact else None, given,
+                 produced)
+
+
+def _provenance(request: Request, log: EvalLog, sample: EvalSample,
+                turns: Sequence[dict[str, JSON]], error: str | None) -> dict[str, JSON]:
+    """Where a model arm's cell came from: the request, the conversation, the Inspect log."""
+    return {
+        "model": request.model, "variant": request.variant,
+        "base_url": request.base_url, "max_tokens": request.max_tokens,
+        "max_turns": request.max_turns, "prompt_digest": sample.metadata.get("prompt_digest"),
+        "turns": len(turns), "first_pass_turn": first_pass_turn(turns),
+        "final_turn": max((int(t["turn"]) for t in turns if t.get("sql")),
+                          default=None),
+        "model_reported": sample.output.model if sample.output else None,
+        "inspect_log": log.location, "inspect_sample": str(sample.id),
+        "error": error}
 
 
 def parse_model_args(pairs: Sequence[str]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Model arms as an Inspect AI task (DESIGN §7).
+"""Model arms as an Inspect AI task.
 
     inspect eval arrivalbench/arrivalbench --model openai/gpt-4o -T tasks=store_daily_revenue
     inspect eval src/arrivalbench/agent/inspect_task.py@arrivalbench --model ... --epochs 5
@@ -32,7 +32,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError
 
-from arrivalbench import render
+from arrivalbench import words
 from arrivalbench.agent import feedback
 from arrivalbench.agent.extract import extract, statements
 from arrivalbench.agent.samples import (
@@ -41,20 +41,17 @@ from arrivalbench.agent.samples import (
     REASON,
     TURNS,
     first_pass_turn,
-    resolve,
     sample_id,
-    source_of,
     task_refs,
 )
+from arrivalbench.cells import classify
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.grading import DEFAULT_SEEDS, Point, artifact_digest, grade, grade_all, plan
 from arrivalbench.idioms import signature
 from arrivalbench.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS, build
-from arrivalbench.schedules import CONTROLS
-from arrivalbench.task import TaskSpec, load_spec
+from arrivalbench.task import TaskSpec, load_spec, load_specs, source_of
 from arrivalbench.values import JSON, digest
-from arrivalbench.verdict import KINDS as VERDICTS
-from arrivalbench.verdict import Verdict
+from arrivalbench.verdict import KINDS, Verdict
 
 T = TypeVar("T")
 
@@ -169,16 +166,16 @@ def _grade_plan(spec: TaskSpec, script: str, points: Sequence[Point]) -> list[Ve
 
 
 def _flags(verdicts: Sequence[Verdict], hazards: Sequence[str]) -> dict[str, float]:
-    def kinds(wanted: Sequence[str]) -> set[str]:
-        return {v.verdict for v in verdicts if v.schedule in wanted}
-
-    hazard = kinds(hazards)
+    by_kind: dict[str, list[str]] = {}
+    for v in verdicts:
+        by_kind.setdefault(v.schedule, []).append(v.verdict)
+    kind = classify(by_kind, hazards)
     return {
-        "snapshot": float(kinds(["snapshot"]) == {"PASS"}),
-        "controls": float(kinds(CONTROLS[1:]) <= {"PASS"}),
+        "snapshot": float(kind.snapshot_pass),
+        "controls": float(kind.controls_pass),
         "all_pass": float(all(v.verdict == "PASS" for v in verdicts)),
-        "silent": float("FAIL" in hazard),
-        "crash": float("ERROR" in hazard),
+        "silent": float(kind.silent),
+        "crash": float(kind.crash),
     }
 
 
@@ -190,12 +187,12 @@ def explain(verdicts: Sequence[Verdict]) -> str:
     lines = []
     for kind, group in by_kind.items():
         tally = Counter(v.verdict for v in group)
-        text = ", ".join(f"{tally[k]} {k}" for k in VERDICTS if tally[k])
+        text = ", ".join(f"{tally[k]} {k}" for k in KINDS if tally[k])
         lines.append(f"{kind}: {text}")
     for kind, group in by_kind.items():
         bad = next((v for v in group if v.verdict != "PASS"), None)
         if bad is not None:
-            lines.append(f"\n{kind}, seed {bad.seed}: {bad.verdict}\n{render.explain(bad)}")
+            lines.append(f"\n{kind}, seed {bad.seed}: {bad.verdict}\n{words.terminal(bad)}")
     return "\n".join(lines)
 
 
@@ -203,8 +200,9 @@ def explain(verdicts: Sequence[Verdict]) -> str:
                  ("snapshot", "controls", "all_pass", "silent", "crash")})
 def verdicts(seeds: int = DEFAULT_SEEDS) -> Scorer:
     """Grades the final script on `snapshot`, both controls and every declared hazard, seeds
-    0..seeds-1. Value: 1/0 flags (snapshot pass, controls pass, every verdict a pass, some
-    hazard FAIL = silent, some hazard ERROR = crash); metadata: every verdict."""
+    0..seeds-1. Value: 1/0 flags (snapshot pass, controls pass, every verdict a pass, and for a
+    snapshot-passing script some hazard FAIL = silent, some hazard ERROR = crash, as
+    `arrivalbench.cells.classify` defines them); metadata: every verdict."""
 
     async def score(state: TaskState, target: Target) -> Score:
         spec = load_spec(state.metadata["task_source"])
@@ -255,7 +253,7 @@ def arrivalbench(tasks: str | list[str] | None = None, variant: str = DEFAULT_VA
     if variant not in VARIANTS:
         raise ArrivalBenchError(f"unknown prompt variant {variant!r}; allowed: "
                                 f"{', '.join(VARIANTS)}")
-    specs = resolve(task_refs(tasks))
+    specs = load_specs(task_refs(tasks))
     return Task(
         dataset=MemoryDataset(samples(specs, variant, replicates, max_turns),
                               name=f"arrivalbench-{variant}"),

@@ -8,8 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.task import BUILTIN_DIR, TaskSpec, builtin_ids, load_spec
+from arrivalbench.task import builtin_ids
 
 # Keys of an Inspect sample's store, written by the repair loop (Inspect logs them).
 TURNS = "arrivalbench:turns"  # list of turn records (dicts), see inspect_task.repair_loop
@@ -26,23 +25,6 @@ def task_refs(tasks: str | Sequence[str] | None) -> list[str]:
     items = tasks.split(",") if isinstance(tasks, str) else list(tasks)
     refs = [str(item).strip() for item in items if str(item).strip()]
     return refs or builtin_ids()
-
-
-def source_of(spec: TaskSpec) -> str:
-    """How to load `spec` again: its id if it is built in, else its folder."""
-    return spec.id if spec.path.parent == BUILTIN_DIR else str(spec.path)
-
-
-def resolve(refs: Sequence[str]) -> list[TaskSpec]:
-    """Each task once, in the order given; two folders may not share an id."""
-    specs: dict[str, TaskSpec] = {}
-    for ref in refs:
-        spec = load_spec(ref)
-        if spec.id in specs and specs[spec.id].path != spec.path:
-            raise ArrivalBenchError(f"task {ref}: id {spec.id!r} is also the id of "
-                                    f"{specs[spec.id].path}; give one of them at a time")
-        specs[spec.id] = spec
-    return list(specs.values())
 
 
 def sample_id(task_id: str, replicate: int | None) -> str:

@@ -29,7 +29,7 @@ from arrivalbench.values import digest
 if TYPE_CHECKING:
     import duckdb
 
-    from arrivalbench.artifacts import Run
+    from arrivalbench.artifacts.base import Run
     from arrivalbench.engine.duckdb import Database
     from arrivalbench.schedules import Batch
     from arrivalbench.task import TaskSpec

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from arrivalbench.artifacts import Run
+from arrivalbench.artifacts.base import Run
 from arrivalbench.errors import ScriptError
+from arrivalbench.textfile import read_text
 from arrivalbench.values import digest
 
 if TYPE_CHECKING:
@@ -36,16 +37,7 @@ class Script:
         return run
 
 
-def read_script(path: Path) -> str:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScriptError(f"{path}: no such file; give the path of a .sql script or of a "
-                          "dbt project folder") from None
-    except UnicodeDecodeError:
-        raise ScriptError(f"{path}: not UTF-8 text; save the script as UTF-8") from None
-    except OSError as exc:
-        raise ScriptError(f"{path}: cannot be read ({exc.strerror})") from None
-    if not text.strip():
-        raise ScriptError(f"{path}: empty; a pipeline holds at least one SQL statement")
-    return text
+def read_script(path: Path, what: str = "a .sql script or of a dbt project folder") -> str:
+    """The text of the SQL script at `path`, or a one-line ScriptError naming what is wrong."""
+    return read_text(path, ScriptError, what=what,
+                     empty="a pipeline holds at least one SQL statement")

@@ -1,4 +1,4 @@
-"""The engine seam: everything that executes SQL sits behind it (DESIGN §2).
+"""The engine seam: everything that executes SQL sits behind it.
 
 `replay` and the oracle see only these values; `engine.duckdb` is the one implementation.
 """
@@ -42,16 +42,20 @@ class Failure(Exception):
 
 
 _VOLATILE = [
+    # Every absolute path, not only temporary ones: a message can name the home directory of
+    # whoever ran the replay (DuckDB's secret directory), and verdict bytes must not depend on
+    # the machine. A slash after a word, a dot or a masked value is division or a ratio.
+    (re.compile(r"(?<![\w.>/\\])/[A-Za-z_.~][^\s\"'`,;:()]*"), "<path>"),
+    (re.compile(r"\b[A-Za-z]:\\[^\s\"'`,;:()]*"), "<path>"),  # a Windows drive path
     (re.compile(r"0x[0-9a-fA-F]+"), "0x?"),
     (re.compile(r"\d+(\.\d+)? ?(bytes|[KMGT]i?B)\b"), "<size>"),
     (re.compile(r"\d+(\.\d+)? ?(ms|s|seconds)\b"), "<time>"),
-    (re.compile(r"(/tmp|/var|/private)/[^\s\"']+"), "<path>"),  # keep the closing quote
 ]
 
 
 def normalize_message(message: str) -> str:
-    """The first line of an engine message with addresses, sizes, timings and temp paths
-    masked, so that the same failure always reads the same."""
+    """The first line of an engine message with addresses, sizes, timings and absolute paths
+    masked, so that the same failure always reads the same on any machine."""
     line = message.strip().splitlines()[0] if message.strip() else "error"
     for pattern, replacement in _VOLATILE:
         line = pattern.sub(replacement, line)

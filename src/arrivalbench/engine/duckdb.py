@@ -107,6 +107,12 @@ def _get_watchdog() -> _Watchdog:
         return _watchdogs[pid]
 
 
+def _interrupt(exc: RuntimeError) -> BaseException:
+    """DuckDB turns the user's Ctrl-C during a statement into a RuntimeError: that is the
+    user's interrupt, not a failure of the pipeline or of the harness."""
+    return KeyboardInterrupt() if "interrupted" in str(exc).lower() else exc
+
+
 def classify(exc: BaseException, timed_out: bool) -> Phase:
     if timed_out or isinstance(exc, duckdb.InterruptException):
         return "timeout"
@@ -246,11 +252,7 @@ class Database:
             raise Failure(phase if kind == "run" else kind, normalize_message(str(exc)),
                           statement=statement) from None
         except RuntimeError as exc:
-            # DuckDB turns the user's Ctrl-C during a statement into this error: it is the
-            # user's interrupt, not the pipeline's failure.
-            if "interrupted" in str(exc).lower():
-                raise KeyboardInterrupt from None
-            raise
+            raise _interrupt(exc) from None
 
     def stage(self, deliveries: Mapping[str, pa.Table]) -> None:
         """Register every delivery of the replay, one Arrow table per source with a `__batch`
@@ -273,6 +275,8 @@ class Database:
             return
         try:
             self._db.execute(sql)
+        except RuntimeError as exc:
+            raise _interrupt(exc) from None
         except duckdb.Error:
             self._execute(self._db, "DROP SCHEMA IF EXISTS incoming CASCADE", "load")
             self._execute(self._db, "CREATE SCHEMA incoming", "load")

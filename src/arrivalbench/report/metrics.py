@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from arrivalbench.cells import CellClass, classify
 from arrivalbench.report.bootstrap import RESAMPLES, interval, resample_indices
 from arrivalbench.report.load import CellRow, Results, TurnRow, VerdictRow
 from arrivalbench.task import HAZARDS
@@ -63,20 +64,26 @@ class CellFacts:
         return self.snapshot_pass and bool(self.hazards)
 
     @property
+    def kind(self) -> CellClass:
+        verdicts = {"snapshot": () if self.snapshot is None else (self.snapshot,),
+                    **self.controls, **self.hazards}
+        return classify(verdicts, self.hazards)
+
+    @property
     def silent(self) -> bool:
-        return any("FAIL" in vs for vs in self.hazards.values())
+        return self.kind.silent
 
     @property
     def crash(self) -> bool:
-        return any("ERROR" in vs for vs in self.hazards.values())
+        return self.kind.crash
 
     @property
     def all_in(self) -> bool:
-        return self.silent or self.crash
+        return self.kind.hazard_fail
 
     @property
     def controls_pass(self) -> bool:
-        return all(self.controls.get(c) and set(self.controls[c]) == {"PASS"} for c in CONTROLS)
+        return self.kind.controls_pass
 
     def passes(self, hazard: str) -> bool:
         return set(self.hazards.get(hazard, ())) == {"PASS"}
