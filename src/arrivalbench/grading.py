@@ -59,10 +59,11 @@ def artifact_digest(script: str) -> str:
     return digest(script)
 
 
-def grade(spec: TaskSpec, script: str, point: Point, limits: Limits = Limits()
-          ) -> tuple[Verdict, Outcome]:
+def grade(spec: TaskSpec, script: str, point: Point, limits: Limits = Limits(),
+          measure: bool = False) -> tuple[Verdict, Outcome]:
+    """With `measure`, the outcome carries the replay's cost; the verdict is the same."""
     sched = schedule(spec, point.schedule, point.seed)
-    outcome = replay(spec, script, sched, limits)
+    outcome = replay(spec, script, sched, limits, measure)
     if outcome.failure is not None:
         f = outcome.failure
         verdict, detail = "ERROR", {"phase": f.phase, "batch": f.batch, "statement": f.statement,
@@ -75,8 +76,8 @@ def grade(spec: TaskSpec, script: str, point: Point, limits: Limits = Limits()
                    artifact_digest(script), verdict, detail), outcome  # type: ignore[arg-type]
 
 
-def grade_all(spec: TaskSpec, script: str, points: Iterable[Point], limits: Limits = Limits()
-              ) -> Iterator[tuple[Verdict, Outcome]]:
+def grade_all(spec: TaskSpec, script: str, points: Iterable[Point], limits: Limits = Limits(),
+              measure: bool = False) -> Iterator[tuple[Verdict, Outcome]]:
     expected(spec, limits)  # a broken reference is the task's fault: raise before any replay
     for point in points:
-        yield grade(spec, script, point, limits)
+        yield grade(spec, script, point, limits, measure)

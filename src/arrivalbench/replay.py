@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from arrivalbench.engine import Failure, Limits, Table
 from arrivalbench.engine import duckdb as engine
+from arrivalbench.engine.cost import Cost, Meter
 from arrivalbench.errors import TaskError
 from arrivalbench.log import Log, load_log
 from arrivalbench.schedules import Schedule
@@ -27,6 +28,7 @@ class Outcome:
     failure: Failure | None
     wall_seconds: float
     engine_seconds: float
+    cost: Cost | None = None  # what the replay read and wrote, when it was measured
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,26 +70,33 @@ def deliveries(spec: TaskSpec, log: Log, schedule: Schedule) -> Deliveries:
     return Deliveries(tables, base, evolved, schedule.evolution_from)
 
 
-def replay(spec: TaskSpec, script: str, schedule: Schedule, limits: Limits = Limits()) -> Outcome:
+def replay(spec: TaskSpec, script: str, schedule: Schedule, limits: Limits = Limits(),
+           measure: bool = False) -> Outcome:
+    """With `measure`, the outcome also carries the replay's cost (of the runs that ran)."""
     staged = deliveries(spec, load_log(spec), schedule)
+    meter = Meter() if measure else None
+    records = sum(t.num_rows for t in staged.tables.values())
     start = time.perf_counter()
     with engine.database(limits) as db:
         try:
             statements = db.split(script)
         except Failure as failure:
-            return Outcome(None, failure.at(0), time.perf_counter() - start, 0.0)
+            return Outcome(None, failure.at(0), time.perf_counter() - start, 0.0,
+                           meter.cost(records) if meter else None)
         try:
             db.stage(staged.tables)
             for number, batch in enumerate(schedule.batches):
                 try:
                     db.load(number, staged.columns(number))
-                    db.run(statements, batch.abort_after(len(statements)))
+                    db.run(statements, batch.abort_after(len(statements)), meter)
                 except Failure as failure:
                     raise failure.at(number) from None
             table = db.read(spec.target.name)
         except Failure as failure:
-            return Outcome(None, failure, time.perf_counter() - start, db.engine_seconds)
-        return Outcome(table, None, time.perf_counter() - start, db.engine_seconds)
+            return Outcome(None, failure, time.perf_counter() - start, db.engine_seconds,
+                           meter.cost(records) if meter else None)
+        return Outcome(table, None, time.perf_counter() - start, db.engine_seconds,
+                       meter.cost(records) if meter else None)
 
 
 def expected(spec: TaskSpec, limits: Limits = Limits()) -> Table:

@@ -21,7 +21,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from arrivalbench.engine import Failure, Limits, Phase, Table, normalize_message
+from arrivalbench.engine import Failure, Limits, Phase, Table, cost, normalize_message
 
 NAME = "duckdb"
 VERSION = duckdb.__version__
@@ -249,19 +249,33 @@ class Database:
         """A trusted table in schema main (the log under its bare name, for the reference)."""
         self._db.from_arrow(table).create(f'main."{name}"')
 
-    def run(self, statements: Statements, count: int | None = None) -> None:
+    def run(self, statements: Statements, count: int | None = None,
+            meter: cost.Meter | None = None) -> None:
         """Run the first `count` statements (all by default) over a new connection. Closing
-        it rolls back whatever transaction the script left open."""
+        it rolls back whatever transaction the script left open. With a `meter`, each
+        statement that can be profiled runs under the profiler and its rows are added up."""
         con = self._connect()
         try:
+            database = self._database(con) if meter is not None else ""
             for index, statement in enumerate(statements.parsed[:count]):
                 start = time.perf_counter()
                 try:
-                    self._execute(con, statement, "run", index)
+                    profiled = cost.wrap(con, statement) if meter is not None else None
+                    if profiled is None:
+                        if meter is not None:
+                            meter.skip(statement)
+                        self._execute(con, statement, "run", index)
+                    else:
+                        assert meter is not None
+                        meter.add(self._execute(con, profiled, "run", index), database)
                 finally:
                     self.engine_seconds += time.perf_counter() - start
         finally:
             con.close()
+
+    def _database(self, con: duckdb.DuckDBPyConnection) -> str:
+        found = self._execute(con, "SELECT current_database()", "run").fetchone()
+        return str(found[0]) if found else ""
 
     def read(self, name: str) -> Table:
         con = self._connect()
