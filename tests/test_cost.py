@@ -4,17 +4,20 @@ sit beside verdicts and never change them, and the sandbox holds under the profi
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from arrivalbench.engine import Limits
-from arrivalbench.engine.cost import Cost, measure
+from arrivalbench.engine.cost import Cost, check_measurable, measure
+from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.grading import Point, grade, schedule
 from arrivalbench.schedules import KINDS
+from arrivalbench.store import Graded, Store, key_of
 from arrivalbench.task import TaskSpec, load_spec
-from conftest import TINY_GOLD, TINY_NO_DEDUP, TINY_ROWS
+from conftest import TINY_GOLD, TINY_NO_DEDUP, TINY_ROWS, cli
 from test_sandbox import HOSTILE, PRELUDE
 
 
@@ -119,3 +122,71 @@ def test_a_corpus_task_grades_the_same_with_cost(kind: str) -> None:
         off = grade(spec, script, Point(kind, 0))[0]
         on, outcome = grade(spec, script, Point(kind, 0), measure=True)
         assert on.json() == off.json() and outcome.cost is not None
+
+
+# -- the results file and the CLI ------------------------------------------------------------
+
+
+def test_costs_are_stored_beside_verdicts_keyed_like_them(tmp_path: Path) -> None:
+    from test_store import verdict
+
+    with Store(tmp_path / "r.duckdb") as store:
+        run = store.start_run("local", 1, 1, ["gold"])
+        measured, plain = verdict(0), verdict(1)
+        cost = Cost(120, 30, 40, 1)
+        assert store.add_verdicts([Graded(measured, 1, 1, cost), Graded(plain, 1, 1)], run) == 2
+        assert store.costs() == {key_of(measured): cost}
+        # A key graded again keeps its first verdict and its first cost.
+        store.add_verdicts([Graded(measured, 1, 1, Cost(1, 1, 1))], run)
+        assert store.costs() == {key_of(measured): cost}
+        row = store.con.execute("SELECT read_amplification FROM costs").fetchone()
+        assert row == (3.0,)
+        assert {v.record for v in store.verdicts()} == {measured.json(), plain.json()}
+
+
+def test_a_unit_graded_with_measure_carries_its_cost(tiny_dir: Path, tiny: TaskSpec) -> None:
+    from arrivalbench.executors import Unit, compute
+
+    unit = Unit(str(tiny_dir), tiny.digest, "sha256:x", TINY_GOLD, "in_order", 0)
+    assert compute(unit).cost is None
+    result = compute(Unit(*[getattr(unit, f) for f in
+                            ("task", "task_digest", "artifact", "script", "schedule", "seed")],
+                          measure=True))
+    assert result.cost is not None and result.graded().cost == result.cost
+    assert result.verdict.json() == compute(unit).verdict.json()
+
+
+def test_grade_cost_json_carries_a_cost_per_verdict(tiny_dir: Path,
+                                                    capsys: pytest.CaptureFixture[str],
+                                                    tmp_path: Path) -> None:
+    script = tmp_path / "p.sql"
+    script.write_text(TINY_GOLD, encoding="utf-8")
+    args = ("grade", str(script), "--task", str(tiny_dir), "--schedule", "in_order",
+            "--seeds", "2", "--json")
+    code, plain, _ = cli(capsys, *args)
+    code_cost, measured, _ = cli(capsys, *args, "--cost")
+    assert code == code_cost == 0
+    entries = json.loads(measured)["verdicts"]
+    assert [sorted(e["cost"]) for e in entries] == [
+        ["read_amplification", "rows_read", "rows_written"]] * 2
+    assert all(e["cost"]["read_amplification"] > 1 for e in entries)
+    for entry in entries:
+        del entry["cost"]
+    assert entries == json.loads(plain)["verdicts"]
+
+
+def test_grade_cost_prints_a_cost_table(tiny_dir: Path, capsys: pytest.CaptureFixture[str],
+                                        tmp_path: Path) -> None:
+    script = tmp_path / "p.sql"
+    script.write_text(TINY_GOLD, encoding="utf-8")
+    code, out, _ = cli(capsys, "grade", str(script), "--task", str(tiny_dir), "--schedule",
+                       "snapshot", "--cost")
+    assert code == 0 and "read amplification" in out and "1.00" in out
+
+
+def test_an_engine_that_cannot_measure_is_refused_in_one_line() -> None:
+    with pytest.raises(ArrivalBenchError, match=r"^--cost: engine 'dbt' cannot measure"):
+        check_measurable("dbt", ["trickle"])
+    with pytest.raises(ArrivalBenchError, match=r"^--cost: schedule 'nightly' cannot"):
+        check_measurable("duckdb", ["nightly"])
+    check_measurable("duckdb", list(KINDS))

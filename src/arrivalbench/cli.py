@@ -12,6 +12,8 @@ from rich.console import Console
 
 from arrivalbench import __version__, render
 from arrivalbench.engine import Limits
+from arrivalbench.engine.cost import check_measurable
+from arrivalbench.engine.duckdb import NAME as ENGINE_NAME
 from arrivalbench.errors import ArrivalBenchError, ScriptError
 from arrivalbench.grading import DEFAULT_SEEDS, grade_all, plan
 from arrivalbench.schedules import KINDS
@@ -71,22 +73,30 @@ def show(task: str, schedule: str | None, seed: int, variant: str | None) -> Non
 @click.option("--timeout", type=click.FloatRange(min=0.01), default=Limits.statement_seconds,
               show_default=True, help="Seconds one statement may run.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@click.option("--cost", "measure", is_flag=True,
+              help="Also measure each replay's rows read and written, and read amplification.")
 def grade(pipeline: Path, task: str, kinds: Sequence[str], seeds: int, timeout: float,
-          as_json: bool) -> None:
+          as_json: bool, measure: bool) -> None:
     """Grade PIPELINE.sql on TASK. Exit 0 if every verdict is PASS, 1 otherwise."""
     spec = load_spec(task)
     script = read_script(pipeline)
     points = plan(spec, seeds, kinds)
+    if measure:
+        check_measurable(ENGINE_NAME, [p.schedule for p in points])
     limits = Limits(statement_seconds=timeout)
-    verdicts = []
+    verdicts, costs = [], []
     with render.progress(len(points), enabled=not as_json) as advance:
-        for verdict, _outcome in grade_all(spec, script, points, limits):
+        for verdict, outcome in grade_all(spec, script, points, limits, measure):
             verdicts.append(verdict)
+            costs.append(outcome.cost)
             advance(verdict.verdict)
     if as_json:
-        click.echo(canonical_json(render.grade_document(spec, verdicts)))
+        click.echo(canonical_json(render.grade_document(spec, verdicts,
+                                                        costs if measure else None)))
     else:
         out.print(render.grade_table(spec, pipeline, verdicts))
+        if measure:
+            out.print(render.cost_table(verdicts, costs))
         for block in render.failure_details(verdicts):
             out.print(block)
     sys.exit(0 if all(v.verdict == "PASS" for v in verdicts) else 1)

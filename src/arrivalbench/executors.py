@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any, Protocol
 
+from arrivalbench.engine.cost import Cost
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.grading import Point, grade, schedule
 from arrivalbench.store import Graded, Key, current_versions, key_of
@@ -50,6 +51,7 @@ class Unit:
     script: str
     schedule: str
     seed: int
+    measure: bool = False  # also measure the replay's cost
 
 
 @dataclass(frozen=True)
@@ -60,9 +62,10 @@ class Result:
     wall_seconds: float
     engine_seconds: float
     peak_rss: int = 0  # bytes, of the worker process so far
+    cost: Cost | None = None
 
     def graded(self) -> Graded:
-        return Graded(self.verdict, self.wall_seconds, self.engine_seconds)
+        return Graded(self.verdict, self.wall_seconds, self.engine_seconds, self.cost)
 
 
 Work = Callable[[Unit], Result]
@@ -107,9 +110,10 @@ def compute(unit: Unit) -> Result:
     """Grade one unit: schedule, replay, oracle. The default work of every executor."""
     spec = unit_spec(unit.task, unit.task_digest)
     start = time.perf_counter()
-    verdict, outcome = grade(spec, unit.script, Point(unit.schedule, unit.seed))
+    verdict, outcome = grade(spec, unit.script, Point(unit.schedule, unit.seed),
+                             measure=unit.measure)
     wall = time.perf_counter() - start
-    return Result(verdict, wall, outcome.engine_seconds, peak_rss())
+    return Result(verdict, wall, outcome.engine_seconds, peak_rss(), outcome.cost)
 
 
 DIED = "worker died: the process grading this replay ended abruptly (a crash or a kill)"

@@ -19,11 +19,14 @@ Counts never involve a clock, so they are the same on every machine.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import duckdb
+
+from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.schedules import KINDS
 
 PREFIX = "EXPLAIN (ANALYZE, FORMAT JSON)\n"  # on its own line: the statement keeps its lines
 
@@ -39,6 +42,22 @@ OPAQUE = frozenset({duckdb.StatementType.EXECUTE, duckdb.StatementType.CALL})
 
 _WRITERS = frozenset({"INSERT", "BATCH_INSERT", "UPDATE", "DELETE_OPERATOR", "DELETE",
                       "MERGE_INTO", "CREATE_TABLE_AS", "BATCH_CREATE_TABLE_AS"})
+
+
+# Engines whose profiler reports rows per table scan, and schedules whose replays deliver
+# records through `incoming` (every built-in one: amplification divides by what they deliver).
+MEASURABLE_ENGINES = frozenset({"duckdb"})
+
+
+def check_measurable(engine: str, schedules: Sequence[str]) -> None:
+    """Refuse cost measurement where it would mean nothing, in one line."""
+    if engine not in MEASURABLE_ENGINES:
+        raise ArrivalBenchError(f"--cost: engine {engine!r} cannot measure rows read; "
+                                f"cost is measured on {', '.join(sorted(MEASURABLE_ENGINES))}")
+    for kind in schedules:
+        if kind not in KINDS:
+            raise ArrivalBenchError(f"--cost: schedule {kind!r} cannot be measured; "
+                                    f"choose one of {', '.join(KINDS)}")
 
 
 @dataclass(frozen=True)
