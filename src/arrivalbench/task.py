@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast, get_args
+from typing import Any, Literal, cast, get_args, overload
 
 import duckdb
 import yaml
@@ -72,6 +72,22 @@ class Negative:
 
 
 @dataclass(frozen=True)
+class Budget:
+    """The most a replay of the task may read: rows read from persistent tables over the whole
+    replay per record delivered, on `trickle`."""
+
+    read_amplification: float
+
+
+# A pipeline whose runs read only their batch and the stored rows they change stays near 1-2
+# whatever the log's length; one that rebuilds from history reads ~ (runs / 2) per record, about
+# 20 on `trickle`. Appends touch only new keys; upserts also read the current rows of the keys
+# they change; aggregates re-read the groups (and for windows, the neighbours) they change.
+DEFAULT_BUDGETS: dict[Mode, Budget] = {
+    "append": Budget(3.0), "upsert": Budget(4.0), "aggregate": Budget(6.0)}
+
+
+@dataclass(frozen=True)
 class TaskSpec:
     """Everything in a task folder except the log's records."""
 
@@ -91,6 +107,8 @@ class TaskSpec:
     path: Path
     log_files: tuple[Path, ...]
     digest: str
+    budget: Budget = Budget(6.0)
+    incremental_sql: str | None = None  # a gold within the budget, when the task ships one
 
     def source(self, name: str) -> Source:
         return next(s for s in self.sources if s.name == name)
@@ -225,7 +243,7 @@ def _parse(path: Path, folder_digest: str) -> TaskSpec:
         raise TaskError(f"{file}: not UTF-8 text") from None
     top = _Fields(file, "", document)
     top.only("id", "title", "mode", "difficulty", "ticket", "sources", "target", "hazards",
-             "evolution", "negatives", "gold_idiom")
+             "evolution", "negatives", "gold_idiom", "budget")
 
     task_id = top.get("id", str)
     if task_id != path.name:
@@ -308,10 +326,11 @@ def _parse(path: Path, folder_digest: str) -> TaskSpec:
                             f"{', '.join(f.name for f in found)}")
         log_files.append(present[0])
 
+    mode = cast(Mode, top.choice("mode", MODES))
     return TaskSpec(
         id=task_id,
         title=top.get("title", str),
-        mode=cast(Mode, top.choice("mode", MODES)),
+        mode=mode,
         difficulty=cast(Difficulty, top.choice("difficulty", DIFFICULTIES)),
         ticket=top.get("ticket", str).strip(),
         sources=tuple(sources),
@@ -325,13 +344,33 @@ def _parse(path: Path, folder_digest: str) -> TaskSpec:
         path=path,
         log_files=tuple(log_files),
         digest=folder_digest,
+        budget=_budget(top, mode),
+        incremental_sql=_read_sql(path / "incremental.sql", optional=True),
     )
 
 
-def _read_sql(file: Path) -> str:
+def _budget(top: _Fields, mode: Mode) -> Budget:
+    if top.get("budget", dict, None) is None:
+        return DEFAULT_BUDGETS[mode]
+    sub = top.sub("budget")
+    sub.only("read_amplification")
+    value = sub.get("read_amplification", (int, float))
+    if isinstance(value, bool) or not value > 0 or value == float("inf"):
+        raise sub.fail("read_amplification", f"{value!r} must be a positive number (rows read "
+                                             "per record delivered, e.g. 4)")
+    return Budget(float(value))
+
+
+@overload
+def _read_sql(file: Path) -> str: ...
+@overload
+def _read_sql(file: Path, optional: bool) -> str | None: ...
+def _read_sql(file: Path, optional: bool = False) -> str | None:
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
+        if optional:
+            return None
         raise TaskError(f"{file}: missing; every task folder needs it") from None
     except UnicodeDecodeError:
         raise TaskError(f"{file}: not UTF-8 text") from None

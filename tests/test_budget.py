@@ -1,0 +1,122 @@
+"""The read budget: task.yaml's `budget`, `incremental.sql`, and the gate's check of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arrivalbench import gate
+from arrivalbench.budget import over_budget, within
+from arrivalbench.engine.cost import Cost
+from arrivalbench.errors import TaskError
+from arrivalbench.task import DEFAULT_BUDGETS, Budget, load_spec
+from conftest import TINY_NO_DEDUP, write_task
+
+# Each run reads only its batch's keys from the stored history and updates the shops it
+# touches: no rebuild from history.
+TINY_INCREMENTAL = """\
+CREATE TABLE IF NOT EXISTS seen (order_id BIGINT PRIMARY KEY, shop VARCHAR,
+                                 amount DECIMAL(10,2), placed_at TIMESTAMP);
+CREATE TABLE IF NOT EXISTS shop_revenue (shop VARCHAR PRIMARY KEY, revenue DECIMAL(12,2),
+                                         orders BIGINT);
+BEGIN;
+CREATE TEMP TABLE fresh AS
+SELECT b.* FROM (SELECT DISTINCT ON (order_id) * FROM incoming.orders ORDER BY order_id) b
+ANTI JOIN seen s ON s.order_id = b.order_id;
+INSERT INTO seen SELECT * FROM fresh;
+INSERT INTO shop_revenue
+SELECT shop, CAST(COALESCE(SUM(amount), 0) AS DECIMAL(12,2)), COUNT(*) FROM fresh GROUP BY shop
+ON CONFLICT (shop) DO UPDATE SET revenue = shop_revenue.revenue + excluded.revenue,
+                                 orders = shop_revenue.orders + excluded.orders;
+COMMIT;
+"""
+
+
+def with_budget(tiny_yaml: dict[str, Any], budget: object) -> dict[str, Any]:
+    tiny_yaml["budget"] = budget
+    return tiny_yaml
+
+
+def test_the_budget_defaults_per_mode(tiny_dir: Path) -> None:
+    spec = load_spec(tiny_dir)
+    assert spec.budget == DEFAULT_BUDGETS["aggregate"] and spec.incremental_sql is None
+    assert set(DEFAULT_BUDGETS) == {"append", "upsert", "aggregate"}
+    assert all(b.read_amplification > 0 for b in DEFAULT_BUDGETS.values())
+
+
+def test_a_declared_budget_and_incremental_sql_are_loaded(tmp_path: Path,
+                                                          tiny_yaml: dict[str, Any]) -> None:
+    folder = write_task(tmp_path, spec=with_budget(tiny_yaml, {"read_amplification": 2.5}))
+    (folder / "incremental.sql").write_text(TINY_INCREMENTAL, encoding="utf-8")
+    spec = load_spec(folder)
+    assert spec.budget == Budget(2.5) and spec.incremental_sql == TINY_INCREMENTAL
+
+
+@pytest.mark.parametrize("budget, message", [
+    ({"read_amplification": 0}, r"field budget\.read_amplification: 0 must be a positive"),
+    ({"read_amplification": -3}, r"field budget\.read_amplification: -3 must be a positive"),
+    ({"read_amplification": ".inf"}, r"field budget\.read_amplification: must be a int or"),
+    ({"read_amplification": "4"}, r"field budget\.read_amplification: must be a int or float"),
+    ({"read_amplification": True}, r"field budget\.read_amplification: True must be a positive"),
+    ({}, r"field budget\.read_amplification: is required"),
+    ({"read_amplification": 4, "rows": 9}, r"field budget\.rows: unknown key"),
+    (4, r"field budget: must be a dict"),
+])
+def test_a_bad_budget_is_refused_naming_the_field(tmp_path: Path, tiny_yaml: dict[str, Any],
+                                                  budget: object, message: str) -> None:
+    folder = write_task(tmp_path, spec=with_budget(tiny_yaml, budget))
+    with pytest.raises(TaskError, match=message):
+        load_spec(folder)
+
+
+def test_an_infinite_budget_is_refused(tmp_path: Path, tiny_yaml: dict[str, Any]) -> None:
+    folder = write_task(tmp_path, spec=with_budget(tiny_yaml, {"read_amplification": 1e400}))
+    with pytest.raises(TaskError, match=r"budget\.read_amplification: inf must be a positive"):
+        load_spec(folder)
+
+
+def test_within_budget_needs_a_complete_cost_at_most_the_budget() -> None:
+    budget = Budget(2.0)
+    assert within(Cost(80, 0, 40), budget) and over_budget(Cost(80, 0, 40), budget) is None
+    assert not within(Cost(81, 0, 40), budget)
+    assert over_budget(Cost(81, 0, 40), budget) == (
+        "read amplification 2.025 (81 rows read for 40 records delivered) exceeds the "
+        "budget 2")
+    assert not within(Cost(1, 0, 40, unprofiled=1), budget)
+    assert not within(None, budget)
+
+
+def gate_findings(folder: Path) -> list[gate.Finding]:
+    report = gate.run([load_spec(folder)], workers=1, seeds=(0,))
+    return [f for f in report.findings if f.check == "incremental"]
+
+
+def test_the_gate_passes_an_incremental_gold_within_budget(tmp_path: Path,
+                                                           tiny_yaml: dict[str, Any]) -> None:
+    # Twelve records over ~40 runs, most of them empty: DuckDB scans a stored table whole when
+    # the batch it is joined with is empty, so the tiny task needs a loose budget.
+    folder = write_task(tmp_path, spec=with_budget(tiny_yaml, {"read_amplification": 40}),
+                        negatives={"no_dedup": TINY_NO_DEDUP})
+    (folder / "incremental.sql").write_text(TINY_INCREMENTAL, encoding="utf-8")
+    assert gate_findings(folder) == []
+
+
+def test_the_gate_names_the_figure_over_budget(tmp_path: Path,
+                                               tiny_yaml: dict[str, Any]) -> None:
+    folder = write_task(tmp_path, spec=with_budget(tiny_yaml, {"read_amplification": 1}))
+    (folder / "incremental.sql").write_text(TINY_INCREMENTAL, encoding="utf-8")
+    findings = gate_findings(folder)
+    assert [(f.schedule, f.seed) for f in findings] == [("trickle", 0)]
+    assert findings[0].reason.startswith("read amplification ")
+    assert findings[0].reason.endswith("exceeds the budget 1")
+
+
+def test_the_gate_fails_an_incremental_gold_that_misses_a_hazard(
+        tmp_path: Path, tiny_yaml: dict[str, Any]) -> None:
+    folder = write_task(tmp_path, spec=with_budget(tiny_yaml, {"read_amplification": 1000}))
+    (folder / "incremental.sql").write_text(TINY_NO_DEDUP, encoding="utf-8")
+    findings = gate_findings(folder)
+    assert {f.schedule for f in findings} == {"duplicates", "crash_retry"}
+    assert all(f.reason.startswith("FAIL") for f in findings)
