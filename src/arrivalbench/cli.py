@@ -203,7 +203,7 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
               help="PROVIDER/MODEL as Inspect AI names it: openai/gpt-4o, "
                    "anthropic/claude-sonnet-4-0, openrouter/..., mockllm/model (offline).")
 @click.option("--prompt", "variant", type=click.Choice(("unhinted", "hazard_hint",
-                                                        "architecture")),
+                                                        "architecture", "budget")),
               default="unhinted", show_default=True, help="The prompt variant.")
 @click.option("--replicates", type=click.IntRange(min=1), default=1, show_default=True,
               help="Conversations per task (replicates 0..N-1).")

@@ -29,8 +29,8 @@ Checks, as they are named in the gate's output:
                     `schema_evolution` adds the declared column from a batch after the first.
 - ``coverage``      every declared hazard is failed by at least one negative control (no hazard
                     is vacuous).
-- ``leakage``       the title, the ticket and the unhinted prompt built from it are free of hazard
-                    vocabulary (`arrivalbench.leakage`).
+- ``leakage``       the title, the ticket and the unhinted and budget prompts built from it are
+                    free of hazard vocabulary (`arrivalbench.leakage`).
 - ``idiom``         `gold_idiom`, when given, names one of `IDIOMS`.
 - ``incremental``   `incremental.sql`, when the task ships one, passes snapshot, both controls and
                     every declared hazard on every gate seed, and on `trickle` stays within the
@@ -448,7 +448,8 @@ _VISIBLE: dict[str, Callable[[TaskSpec, Schedule, Events, int], str | None]] = {
 def leakage(spec: TaskSpec) -> list[Finding]:
     findings = []
     for what, text in (("title", spec.title), ("ticket", spec.ticket),
-                       ("unhinted prompt", build(spec, "unhinted"))):
+                       ("unhinted prompt", build(spec, "unhinted")),
+                       ("budget prompt", build(spec, "budget"))):
         for leak in scan(text):
             findings.append(Finding(spec.id, "leakage", f"the {what} names a hazard: "
                                     f"{leak.describe()}"))
