@@ -11,7 +11,9 @@ from arrivalbench import gate
 from arrivalbench.budget import over_budget, within
 from arrivalbench.engine.cost import Cost
 from arrivalbench.errors import TaskError
-from arrivalbench.task import DEFAULT_BUDGETS, Budget, load_spec
+from arrivalbench.report.load import CellRow, VerdictRow
+from arrivalbench.report.metrics import CellFacts, arm_metrics, cell_facts, incremental
+from arrivalbench.task import DEFAULT_BUDGETS, Budget, TaskSpec, load_spec
 from conftest import TINY_NO_DEDUP, write_task
 
 # Each run reads only its batch's keys from the stored history and updates the shops it
@@ -120,3 +122,65 @@ def test_the_gate_fails_an_incremental_gold_that_misses_a_hazard(
     findings = gate_findings(folder)
     assert {f.schedule for f in findings} == {"duplicates", "crash_retry"}
     assert all(f.reason.startswith("FAIL") for f in findings)
+
+
+# -- correct_and_incremental in the report -----------------------------------------------------
+
+
+def row(schedule: str, verdict: str = "PASS", within: bool | None = True, seed: int = 0,
+        artifact: str = "sha256:a", task_digest: str = "sha256:t") -> VerdictRow:
+    return VerdictRow(task_digest, artifact, schedule, seed, verdict, within_budget=within)
+
+
+def facts_of(rows: list[VerdictRow], task: str = "t", artifact: str = "sha256:a",
+             task_digest: str = "sha256:t") -> CellFacts:
+    return cell_facts([CellRow("arm", task, task_digest, 0, artifact)], rows)[0]
+
+
+def test_a_cell_is_incremental_when_every_replay_is_within_budget() -> None:
+    plan = ["snapshot", "in_order", "trickle", "duplicates"]
+    assert facts_of([row(s) for s in plan]).incremental is True
+    assert facts_of([row(s, within=s != "trickle") for s in plan]).incremental is False
+    assert facts_of([row(s, within=None if s == "trickle" else True)
+                     for s in plan]).incremental is None
+    assert incremental([]) is None
+
+
+def test_correct_and_incremental_needs_both(tmp_path: Path) -> None:
+    plan = ["snapshot", "in_order", "trickle", "duplicates"]
+    cells = [
+        facts_of([row(s) for s in plan], task="a"),  # correct and incremental
+        facts_of([row(s, within=s != "trickle") for s in plan], task="b"),  # a full rebuild
+        facts_of([row(s, "FAIL" if s == "duplicates" else "PASS") for s in plan], task="c"),
+    ]
+    metrics = arm_metrics("arm", cells, seed=0, resamples=50)
+    value = metrics["correct_and_incremental"]
+    assert isinstance(value, dict) and value["n"] == 3
+    assert value["value"] == pytest.approx(1 / 3, abs=1e-6)
+    unmeasured = facts_of([row(s, within=None) for s in plan])
+    assert "correct_and_incremental" not in arm_metrics("arm", [unmeasured], seed=0,
+                                                        resamples=10)
+
+
+def test_the_report_reads_budgets_and_costs_from_the_results_file(tmp_path: Path,
+                                                                  tiny: TaskSpec) -> None:
+    from arrivalbench.report.load import load
+    from arrivalbench.store import Cell, Graded, Store
+    from arrivalbench.verdict import Verdict
+
+    path = tmp_path / "r.duckdb"
+    with Store(path) as store:
+        store.add_task(tiny, "tiny")
+        artifact = store.add_artifact("SELECT 1")
+        store.add_cell(Cell("arm", tiny.id, tiny.digest, 0, artifact))
+        run = store.start_run("local", 1, 1, ["arm"])
+        budget = tiny.budget.read_amplification
+        graded = []
+        for seed, rows_read in enumerate((int(budget * 10), int(budget * 10) + 1)):
+            v = Verdict(tiny.id, tiny.digest, "trickle", seed, "sha256:s", artifact, "PASS", {})
+            graded.append(Graded(v, 1, 1, Cost(rows_read, 0, 10)))
+        v = Verdict(tiny.id, tiny.digest, "in_order", 0, "sha256:s", artifact, "PASS", {})
+        graded.append(Graded(v, 1, 1))
+        store.add_verdicts(graded, run)
+    within = {(r.schedule, r.seed): r.within_budget for r in load(path).verdicts}
+    assert within == {("trickle", 0): True, ("trickle", 1): False, ("in_order", 0): None}

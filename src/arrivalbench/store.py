@@ -352,7 +352,8 @@ class Store:
                    "target": spec.target.name, "gold_idiom": spec.gold_idiom,
                    "evolution": None if spec.evolution is None else
                    {"source": spec.evolution.source, "column": spec.evolution.column,
-                    "type": spec.evolution.type}}
+                    "type": spec.evolution.type},
+                   "budget": {"read_amplification": spec.budget.read_amplification}}
         self.con.execute("INSERT OR REPLACE INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                          [spec.digest, spec.id, source, spec.title, spec.mode, spec.difficulty,
                           list(spec.hazards), canonical_json(summary)])
