@@ -184,3 +184,25 @@ def test_the_report_reads_budgets_and_costs_from_the_results_file(tmp_path: Path
         store.add_verdicts(graded, run)
     within = {(r.schedule, r.seed): r.within_budget for r in load(path).verdicts}
     assert within == {("trickle", 0): True, ("trickle", 1): False, ("in_order", 0): None}
+
+
+def test_run_with_cost_fills_the_costs_table_and_the_report_metric(
+        tmp_path: Path, tiny_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from arrivalbench.report.load import load
+    from arrivalbench.report.metrics import study
+    from arrivalbench.store import Store
+    from conftest import cli
+
+    results = tmp_path / "r.duckdb"
+    code, _, err = cli(capsys, "run", "--arm", "gold", "--task", str(tiny_dir), "--seeds", "1",
+                       "--results", str(results), "--workers", "1", "--cost")
+    assert code == 0, err
+    with Store(results, read_only=True) as store:
+        keys = store.graded_keys()
+        assert set(store.costs()) == keys and keys
+        assert "--cost" in str(store.con.execute("SELECT command FROM runs").fetchone())
+    gold = study(load(results), seed=0, resamples=20)["arms"]
+    assert isinstance(gold, dict)
+    metric = gold["gold"]["correct_and_incremental"]  # type: ignore[index, call-overload]
+    # The tiny gold rebuilds its target from history on every run: correct, not incremental.
+    assert metric["value"] == 0.0 and metric["n"] == 1

@@ -144,9 +144,11 @@ def gate_command(task_refs: Sequence[str], workers: int | None) -> None:
               help="Worker processes (Ray: CPUs). Default: the number of cores.")
 @click.option("--executor", type=click.Choice(("local", "ray")), default="local",
               show_default=True, help="local processes, or Ray (the 'ray' extra).")
+@click.option("--cost", "measure", is_flag=True,
+              help="Also store each replay's rows read and written (the costs table).")
 def run_command(arm_names: Sequence[str], submissions: Path | None, arm_name: str | None,
                 task_refs: Sequence[str], seeds: int, results: Path, workers: int | None,
-                executor: str) -> None:
+                executor: str, measure: bool) -> None:
     """Grade arms into a results file: every cell on snapshot, both controls and each declared
     hazard for every seed. Replays already in the file are not graded again, so the same command
     resumes an interrupted run and more arms add to the file."""
@@ -160,8 +162,9 @@ def run_command(arm_names: Sequence[str], submissions: Path | None, arm_name: st
     argv += [x for t in task_refs for x in ("--task", t)]
     argv += ["--seeds", str(seeds), "--results", str(results), "--executor", executor]
     argv += ["--workers", str(workers)] if workers is not None else []
+    argv += ["--cost"] if measure else []
     summary = grid.run(results, arm_names, submissions, arm_name, task_refs, seeds, workers,
-                       executor, command=shlex.join(argv))
+                       executor, command=shlex.join(argv), measure=measure)
     out.print(grid.summary_table(summary))
 
 
