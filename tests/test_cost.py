@@ -190,3 +190,19 @@ def test_an_engine_that_cannot_measure_is_refused_in_one_line() -> None:
     with pytest.raises(ArrivalBenchError, match=r"^--cost: schedule 'nightly' cannot"):
         check_measurable("duckdb", ["nightly"])
     check_measurable("duckdb", list(KINDS))
+
+
+def test_only_statements_that_read_or_write_rows_are_wrapped() -> None:
+    import duckdb
+
+    from arrivalbench.engine.cost import wrap
+
+    con = duckdb.connect()
+    script = ("SELECT 1; INSERT INTO t VALUES (1); BEGIN; COMMIT; SET threads = 4; "
+              "COPY t TO 'x.csv'; DROP TABLE t; CALL pragma_version(); CREATE TABLE u AS SELECT 1")
+    kinds = {}
+    for statement in con.extract_statements(script):
+        wrapped = wrap(con, statement)
+        kinds[statement.type.name] = None if wrapped is None else wrapped.type.name
+    assert kinds == {"SELECT": "EXPLAIN", "INSERT": "EXPLAIN", "TRANSACTION": None, "SET": None,
+                     "COPY": None, "DROP": None, "CALL": None, "CREATE": "EXPLAIN"}
