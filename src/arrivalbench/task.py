@@ -82,10 +82,10 @@ class Budget:
 # On `trickle` (~40 runs) a pipeline that rebuilds its target from the whole history reads
 # ~20-45 rows per record delivered (measured on the built-in gold and template arms). One that
 # reads only its batch and the stored rows it changes reads far less: an append keyed on the
-# record key ~1.5 (web_page_views), a per-key upsert with a keyed state table ~6
-# (device_last_reading). Part of that is DuckDB's: a join whose batch side is empty pushes no
-# filter into the stored table's scan, so every empty run reads that table whole. The defaults
-# leave that margin and stay well below any rebuild.
+# record key ~1.5 (web_page_views), an aggregate of deltas by key ~4.5 (account_balances), a
+# per-key upsert with a keyed state table ~6 (device_last_reading). Part of that is DuckDB's: a
+# join whose batch side is empty pushes no filter into the stored table's scan, so every empty
+# run reads that table whole. The defaults leave that margin and stay well below any rebuild.
 DEFAULT_BUDGETS: dict[Mode, Budget] = {
     "append": Budget(3.0), "upsert": Budget(8.0), "aggregate": Budget(10.0)}
 
