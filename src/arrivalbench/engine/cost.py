@@ -141,6 +141,14 @@ class Meter:
         self.rows_read = 0
         self.rows_written = 0
         self.unprofiled = 0
+        self.database: str | None = None  # the replay's, asked once
+        self._wrapped: dict[int, Any | None] = {}
+
+    def wrap(self, con: duckdb.DuckDBPyConnection, index: int, statement: Any) -> Any | None:
+        """`wrap`, parsed once per statement of the replay's script rather than once per run."""
+        if index not in self._wrapped:
+            self._wrapped[index] = wrap(con, statement)
+        return self._wrapped[index]
 
     def skip(self, statement: Any) -> None:
         """Note a statement that ran unprofiled, if it could have read rows unseen."""

@@ -256,18 +256,20 @@ class Database:
         statement that can be profiled runs under the profiler and its rows are added up."""
         con = self._connect()
         try:
-            database = self._database(con) if meter is not None else ""
+            if meter is not None and meter.database is None:
+                meter.database = self._database(con)
             for index, statement in enumerate(statements.parsed[:count]):
                 start = time.perf_counter()
                 try:
-                    profiled = cost.wrap(con, statement) if meter is not None else None
+                    profiled = meter.wrap(con, index, statement) if meter is not None else None
                     if profiled is None:
                         if meter is not None:
                             meter.skip(statement)
                         self._execute(con, statement, "run", index)
                     else:
                         assert meter is not None
-                        meter.add(self._execute(con, profiled, "run", index), database)
+                        meter.add(self._execute(con, profiled, "run", index),
+                                  meter.database or "")
                 finally:
                     self.engine_seconds += time.perf_counter() - start
         finally:
