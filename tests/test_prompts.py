@@ -94,7 +94,7 @@ def test_architecture_asks_for_a_keyed_history_and_a_pure_target() -> None:
 def test_variants_differ_only_by_their_section() -> None:
     spec = load_spec("web_page_views")
     base = build(spec)
-    for variant in ("hazard_hint", "architecture"):
+    for variant in ("hazard_hint", "architecture", "budget"):
         other = build(spec, variant)
         extra = other.replace(base.split("## Test")[0], "", 1)
         assert other.startswith(base.split("## Test")[0])
@@ -114,4 +114,20 @@ def test_show_prints_the_prompt_of_a_variant(capsys: pytest.CaptureFixture[str])
         main(["show", "store_daily_revenue", "--prompt", "chatty"])
     assert bad.value.code == 2
     err = capsys.readouterr().err
-    assert "'chatty' is not one of 'unhinted', 'hazard_hint', 'architecture'" in err
+    assert "'chatty' is not one of 'unhinted', 'hazard_hint', 'architecture', 'budget'" in err
+
+
+@pytest.mark.parametrize("task_id", builtin_ids())
+def test_every_budget_prompt_of_the_corpus_passes_the_leakage_scan(task_id: str) -> None:
+    """The budget variant names a cost, never a delivery condition."""
+    prompt = build(load_spec(task_id), "budget")
+    assert leakage.scan(prompt) == [], [leak.describe() for leak in leakage.scan(prompt)]
+
+
+def test_the_budget_prompt_states_the_requirement_and_the_task_budget() -> None:
+    spec = load_spec("ledger_running_balance")
+    section = build(spec, "budget").split("## Operating cost\n\n")[1].split("## Test")[0]
+    assert "billions" in section
+    assert "may read only the records delivered to it and the stored rows it has to change" \
+        in section
+    assert f"at or below {spec.budget.read_amplification:g}." in section

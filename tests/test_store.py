@@ -38,7 +38,7 @@ def test_a_new_file_gets_every_table_and_the_schema_version(tmp_path: Path) -> N
     con = duckdb.connect(str(path), read_only=True)
     tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
     assert tables == {"meta", "runs", "tasks", "artifacts", "cells", "verdicts", "timings",
-                      "turns", "transcripts", "nondeterministic"}
+                      "costs", "turns", "transcripts", "nondeterministic"}
     assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
         str(SCHEMA_VERSION),)
     con.close()

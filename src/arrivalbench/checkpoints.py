@@ -144,7 +144,7 @@ def _chains(sets: list[frozenset[Ref]]) -> list[list[frozenset[Ref]]]:
 
 
 def replay_checked(spec: TaskSpec, script: Artifact | str, schedule: Schedule,
-                   limits: Limits = Limits()) -> Checked:
+                   limits: Limits = Limits(), measure: bool = False) -> Checked:
     """A replay that also reads the target after every completed run and compares it."""
     tables: list[tuple[int, Table | None, str | None]] = []
 
@@ -160,7 +160,7 @@ def replay_checked(spec: TaskSpec, script: Artifact | str, schedule: Schedule,
         except Failure as failure:
             tables.append((number, None, failure.message))
 
-    outcome = replay(spec, script, schedule, limits, after_run)
+    outcome = replay(spec, script, schedule, limits, after_run, measure)
     if outcome.failure is None and last in delivered(schedule):
         tables.append((last, outcome.table, None))
     elif outcome.failure is not None and outcome.failure.phase == "read-target" and \

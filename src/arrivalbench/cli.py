@@ -15,6 +15,8 @@ from rich.text import Text
 
 from arrivalbench import __version__, render
 from arrivalbench.engine import Limits
+from arrivalbench.engine.cost import Cost, check_measurable
+from arrivalbench.engine.duckdb import NAME as ENGINE_NAME
 from arrivalbench.errors import REPORT_BUGS, ArrivalBenchError, missing_extra
 from arrivalbench.grading import DEFAULT_SEEDS, grade_all, plan
 from arrivalbench.prompts import DEFAULT_VARIANT, VARIANTS
@@ -145,8 +147,11 @@ def show(task: str, schedule: str | None, seed: int, variant: str | None, as_jso
 @click.option("--plan", "plan_file", type=click.Path(path_type=Path, dir_okay=False),
               help="Replay this explicit delivery plan (JSON, as show --json and explain "
                    "write it) instead of generated schedules.")
+@click.option("--cost", "measure", is_flag=True,
+              help="Also measure each replay's rows read and written, and read amplification.")
 def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], seeds: int,
-          timeout: float, as_json: bool, every_batch: bool, plan_file: Path | None) -> None:
+          timeout: float, as_json: bool, every_batch: bool, plan_file: Path | None,
+          measure: bool) -> None:
     """Grade PIPELINE (a .sql script or a dbt project folder) on TASK. Exit 0 if every verdict
     is PASS, 1 otherwise."""
     from arrivalbench import artifacts
@@ -157,27 +162,34 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
     script = artifact.sql if isinstance(artifact, Script) else None
     limits = Limits(statement_seconds=timeout)
     verdicts = []
+    costs: list[Cost | None] = []
     differing: dict[str, object] | None = None
     if plan_file is not None:
         from arrivalbench.grading import grade_plan
 
         if kinds:
             raise ArrivalBenchError("--plan replays one plan: leave out --schedule")
+        if measure:
+            raise ArrivalBenchError("--cost measures generated schedules: leave out --plan")
         if script is None:
             raise ArrivalBenchError(f"--plan {plan_file}: plans replay SQL scripts; {pipeline} "
                                     "is a dbt project: grade it on generated schedules")
         verdicts.append(grade_plan(spec, script, plan_file, limits, every_batch))
     else:
         points = plan(spec, seeds, kinds)
+        if measure:
+            check_measurable(ENGINE_NAME, [p.schedule for p in points], script is not None)
         with render.progress(len(points), enabled=not as_json) as advance:
-            for verdict, outcome in grade_all(spec, artifact, points, limits, every_batch):
+            for verdict, outcome in grade_all(spec, artifact, points, limits, every_batch,
+                                              measure):
                 verdicts.append(verdict)
+                costs.append(outcome.cost)
                 advance(verdict.verdict)
                 if verdict.schedule == "snapshot":
                     from arrivalbench.grading import nondeterminism
 
                     differing = nondeterminism(spec, artifact, outcome, limits)
-    document = render.grade_document(spec, verdicts)
+    document = render.grade_document(spec, verdicts, costs if measure else None)
     if differing is not None:
         document["nondeterministic"] = differing  # absent when deterministic: bytes unchanged
     if as_json:
@@ -188,6 +200,8 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
             out.print(Text(f"{pipeline} does not parse: {problem.describe()}; every replay "
                            "is an ERROR", style=render.STYLE["ERROR"]))
         out.print(render.grade_table(spec, pipeline, verdicts))
+        if measure:
+            out.print(render.cost_table(verdicts, costs))
         for block in [] if problem is not None else render.failure_details(verdicts):
             out.print(block)
     if differing is not None:
@@ -319,9 +333,11 @@ def gate_command(task_refs: Sequence[str], workers: int | None) -> None:
 @click.option("--explain", "then_explain", is_flag=True,
               help="Then store the minimal failing plan of every failing cell (as explain "
                    "--results does).")
+@click.option("--cost", "measure", is_flag=True,
+              help="Also store each replay's rows read and written (the costs table).")
 def run_command(arm_names: Sequence[str], submissions: Path | None, arm_name: str | None,
                 allow_unmatched: bool, task_refs: Sequence[str], seeds: int, results: Path,
-                workers: int | None, executor: str, then_explain: bool) -> None:
+                workers: int | None, executor: str, then_explain: bool, measure: bool) -> None:
     """Grade arms into a results file: every cell on snapshot, both controls and each declared
     hazard for every seed. Replays already in the file are not graded again, so the same command
     resumes an interrupted run and more arms add to the file."""
@@ -329,7 +345,8 @@ def run_command(arm_names: Sequence[str], submissions: Path | None, arm_name: st
     from arrivalbench.summary import summary_table
 
     summary = grid.run(results, arm_names, submissions, arm_name, task_refs, seeds, workers,
-                       executor, command=command_line(), allow_unmatched=allow_unmatched)
+                       executor, command=command_line(), allow_unmatched=allow_unmatched,
+                       measure=measure)
     out.print(summary_table(summary, out.width))
     if then_explain:
         explain_study(results, 400, (), Limits())

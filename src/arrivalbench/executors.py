@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from arrivalbench.artifacts import Artifact
+from arrivalbench.engine.cost import Cost
 from arrivalbench.errors import ArrivalBenchError, WorkerError, missing_extra
 from arrivalbench.grading import Point, grade, nondeterminism, schedule
 from arrivalbench.store import Graded, Key, current_versions, key_of
@@ -55,6 +56,7 @@ class Unit:
     schedule: str
     seed: int
     project: str | None = None  # a dbt project folder; `script` is then the SQL it compiled
+    measure: bool = False  # also measure the replay's cost
 
 
 @dataclass(frozen=True)
@@ -66,9 +68,10 @@ class Result:
     engine_seconds: float
     peak_rss: int = 0  # bytes, of the worker process so far
     nondeterministic: str | None = None  # snapshot only: what a second replay changed (JSON)
+    cost: Cost | None = None
 
     def graded(self) -> Graded:
-        return Graded(self.verdict, self.wall_seconds, self.engine_seconds)
+        return Graded(self.verdict, self.wall_seconds, self.engine_seconds, self.cost)
 
 
 Work = Callable[[Unit], Result]
@@ -115,13 +118,15 @@ def compute(unit: Unit) -> Result:
     """Grade one unit: schedule, replay, oracle. The default work of every executor."""
     spec = unit_spec(unit.task, unit.task_digest)
     start = time.perf_counter()
-    verdict, outcome = grade(spec, _artifact(unit, spec), Point(unit.schedule, unit.seed))
+    artifact = _artifact(unit, spec)
+    verdict, outcome = grade(spec, artifact, Point(unit.schedule, unit.seed),
+                             measure=unit.measure)
     wall = time.perf_counter() - start
     differing = None
     if unit.schedule == "snapshot":  # once per artifact: one more replay, compared
-        found = nondeterminism(spec, unit.script, outcome)
+        found = nondeterminism(spec, artifact, outcome)
         differing = None if found is None else canonical_json(found)
-    return Result(verdict, wall, outcome.engine_seconds, peak_rss(), differing)
+    return Result(verdict, wall, outcome.engine_seconds, peak_rss(), differing, outcome.cost)
 
 
 def _artifact(unit: Unit, spec: TaskSpec) -> Artifact | str:

@@ -22,9 +22,12 @@ Checks, as they are named in the gate's output:
                     target).
 - ``coverage``      every declared hazard is failed by at least one negative control (no hazard
                     is vacuous).
-- ``leakage``       the title, the ticket and the unhinted prompt built from it are free of hazard
-                    vocabulary (`arrivalbench.leakage`).
+- ``leakage``       the title, the ticket and the unhinted and budget prompts built from it are
+                    free of hazard vocabulary (`arrivalbench.leakage`).
 - ``idiom``         `gold_idiom`, when given, names one of `IDIOMS`.
+- ``incremental``   `incremental.sql`, when the task ships one, passes snapshot, both controls and
+                    every declared hazard on every gate seed, and on `trickle` stays within the
+                    task's read budget (`arrivalbench.budget`); a breach names the figure.
 
 Each artifact (the gold and every negative) is graded once per (schedule, seed) and the verdicts
 are reused by every check that needs them; a negative stops replaying a hazard it declares at the
@@ -68,7 +71,8 @@ IDIOMS: tuple[str, ...] = (
     "delete_reinsert",  # delete the affected keys of the target and insert them again
 )
 
-CHECK_ORDER = ("reference", "gold", "negative", "perturbation", "coverage", "leakage", "idiom")
+CHECK_ORDER = ("reference", "gold", "negative", "perturbation", "coverage", "leakage", "idiom",
+               "incremental")
 
 
 @dataclass(frozen=True)
@@ -183,6 +187,8 @@ def run_job(path: str, artifact: str, seeds: tuple[int, ...] = GATE_SEEDS) -> Jo
     except TaskError as exc:
         broken = (Finding(spec.id, "reference", str(exc)),) if artifact == "gold" else ()
         return JobResult(spec.id, artifact, findings=broken, broken_reference=True)
+    if artifact == "incremental":
+        return _incremental_job(spec, seeds)
     if artifact != "gold":
         negative = next(n for n in spec.negatives if n.name == artifact)
         graded = _grade_artifact(spec, negative.sql, seeds, frozenset(negative.fails))
@@ -213,6 +219,15 @@ def run_job(path: str, artifact: str, seeds: tuple[int, ...] = GATE_SEEDS) -> Jo
             if reason is not None:
                 findings.append(Finding(spec.id, "perturbation", reason, hazard, seed))
     return JobResult(spec.id, "gold", tuple(graded), tuple(findings), replays)
+
+
+def _incremental_job(spec: TaskSpec, seeds: tuple[int, ...]) -> JobResult:
+    from arrivalbench.budget import check_incremental
+
+    breaches, replays = check_incremental(spec, points(spec, seeds))
+    return JobResult(spec.id, "incremental", findings=tuple(
+        Finding(spec.id, "incremental", b.reason, b.schedule, b.seed) for b in breaches),
+        replays=replays)
 
 
 def _run_job_args(args: tuple[str, str, tuple[int, ...]]) -> JobResult:
@@ -253,7 +268,8 @@ def _withheld_changes_target(spec: TaskSpec, sched: Schedule) -> str | None:
 def leakage(spec: TaskSpec) -> list[Finding]:
     findings = []
     for what, text in (("title", spec.title), ("ticket", spec.ticket),
-                       ("unhinted prompt", build(spec, "unhinted"))):
+                       ("unhinted prompt", build(spec, "unhinted")),
+                       ("budget prompt", build(spec, "budget"))):
         for leak in scan(text):
             findings.append(Finding(spec.id, "leakage", f"the {what} names a hazard: "
                                     f"{leak.describe()}"))
@@ -316,7 +332,8 @@ def run(specs: Sequence[TaskSpec], workers: int | None = None,
     """Every check on every task. Jobs (one per artifact) run in `workers` processes."""
     start = time.perf_counter()
     jobs = [(str(spec.path), artifact, seeds) for spec in specs
-            for artifact in ("gold", *(n.name for n in spec.negatives))]
+            for artifact in ("gold", *(n.name for n in spec.negatives),
+                             *(("incremental",) if spec.incremental_sql else ()))]
     # The biggest jobs first, so that no worker is left with a long one at the end.
     weight = {str(s.path): sum(f.stat().st_size for f in s.log_files) * len(points(s, seeds))
               for s in specs}
@@ -344,7 +361,7 @@ def run(specs: Sequence[TaskSpec], workers: int | None = None,
         if any(r.broken_reference for r in mine):
             continue
         for result in mine:
-            if result.artifact != "gold":
+            if result.artifact not in ("gold", "incremental"):
                 findings += negative_findings(spec, result, seeds)
         findings += coverage(spec, mine)
     ids = [s.id for s in specs]

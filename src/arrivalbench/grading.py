@@ -68,19 +68,20 @@ def artifact_digest(artifact: Artifact | str) -> str:
 
 
 def grade(spec: TaskSpec, script: Artifact | str, point: Point, limits: Limits = Limits(),
-          every_batch: bool = False) -> tuple[Verdict, Outcome]:
+          every_batch: bool = False, measure: bool = False) -> tuple[Verdict, Outcome]:
     """The verdict of one replay: build the schedule of `point`, replay `script` on it and
     compare the target with the reference (with `every_batch`, after every completed run too).
     An `ERROR` when the replay stopped, a `FAIL` with the typed difference when the target
-    differs, else `PASS`; with the replay's outcome (timings) beside it. Raises TaskError only
-    when the task itself is broken (its reference)."""
+    differs, else `PASS`; with the replay's outcome (timings, and with `measure` its cost)
+    beside it. Raises TaskError only when the task itself is broken (its reference)."""
     sched = schedule(spec, point.schedule, point.seed)
-    return judge(spec, script, sched, point.schedule, point.seed, limits, every_batch)
+    return judge(spec, script, sched, point.schedule, point.seed, limits, every_batch,
+                 measure=measure)
 
 
 def judge(spec: TaskSpec, script: Artifact | str, sched: Schedule, kind: str, seed: int,
-          limits: Limits = Limits(), every_batch: bool = False, plan: bool = False
-          ) -> tuple[Verdict, Outcome]:
+          limits: Limits = Limits(), every_batch: bool = False, plan: bool = False,
+          measure: bool = False) -> tuple[Verdict, Outcome]:
     """Replay `sched` and judge its final table (and, with `every_batch`, the table after each
     completed run). A generated schedule delivers the whole log, so its final table is judged
     against the reference over the complete log; an explicit `plan` may deliver less, and is
@@ -89,10 +90,10 @@ def judge(spec: TaskSpec, script: Artifact | str, sched: Schedule, kind: str, se
 
     checks = None
     if every_batch:
-        checked = replay_checked(spec, script, sched, limits)
+        checked = replay_checked(spec, script, sched, limits, measure)
         outcome, checks = checked.outcome, checked
     else:
-        outcome = replay(spec, script, sched, limits)
+        outcome = replay(spec, script, sched, limits, measure=measure)
     detail: dict[str, JSON]
     if outcome.failure is not None:
         f = outcome.failure
@@ -122,13 +123,13 @@ def judge(spec: TaskSpec, script: Artifact | str, sched: Schedule, kind: str, se
 
 
 def grade_all(spec: TaskSpec, script: Artifact | str, points: Iterable[Point],
-              limits: Limits = Limits(), every_batch: bool = False
+              limits: Limits = Limits(), every_batch: bool = False, measure: bool = False
               ) -> Iterator[tuple[Verdict, Outcome]]:
     """`grade` for each point of a plan, lazily, in order. The reference is computed first, so a
     broken task raises TaskError before any replay runs."""
     expected(spec, limits)  # a broken reference is the task's fault: raise before any replay
     for point in points:
-        yield grade(spec, script, point, limits, every_batch)
+        yield grade(spec, script, point, limits, every_batch, measure)
 
 
 PLAN_KIND = "plan"  # the schedule name of a verdict on an explicit plan

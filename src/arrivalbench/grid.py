@@ -109,7 +109,7 @@ def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None
         tasks: Sequence[str] | None = None, seeds: int = DEFAULT_SEEDS,
         workers: int | None = None, executor: str | Executor = "local", progress: bool = True,
         command: str | None = None, warn: Warn = stderr_warning,
-        allow_unmatched: bool = False) -> Summary:
+        allow_unmatched: bool = False, measure: bool = False) -> Summary:
     """Store the artifacts of `arms` (built-in arm names) and of a folder of `submissions` as
     cells, then grade every replay of their plans not graded yet into `results`.
 
@@ -144,7 +144,7 @@ def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None
     with Store(results) as store:
         planned = _store_artifacts(store, arm_names, specs, artifacts)
         return _grade(store, planned, arm_names, [s.id for s in specs], seeds, pool, progress,
-                      command, warnings, warn)
+                      command, warnings, warn, measure)
 
 
 def _store_artifacts(store: Store, arms: Sequence[str], specs: Sequence[TaskSpec],
@@ -251,7 +251,8 @@ def make_executor(executor: str | Executor, workers: int | None) -> Executor:
 
 def _grade(store: Store, planned: Sequence[_Planned], arms: Sequence[str], tasks: Sequence[str],
            seeds: int, pool: Executor, progress: bool, command: str | None,
-           warnings: list[str], warn: Warn) -> Summary:
+           warnings: list[str], warn: Warn, measure: bool = False) -> Summary:
+    """With `measure`, every replay graded also stores its cost (see `engine.cost`)."""
     graded_before = store.graded_keys()
     units: dict[Key, Unit] = {}
     scripts: dict[str, str] = {}
@@ -265,7 +266,7 @@ def _grade(store: Store, planned: Sequence[_Planned], arms: Sequence[str], tasks
             project = item.cell.provenance.get("file") if item.cell.provenance.get(
                 "dbt_project") else None
             unit = Unit(item.source, item.spec.digest, artifact, scripts[artifact], kind, seed,
-                        str(project) if project is not None else None)
+                        str(project) if project is not None else None, measure)
             units.setdefault(unit_key(unit), unit)
     pending = [u for k, u in units.items() if k not in graded_before]
     pending.sort(key=lambda u: (u.task, u.artifact, u.schedule, u.seed))

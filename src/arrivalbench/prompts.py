@@ -5,7 +5,10 @@ Variants:
 - `unhinted` (default): nothing about delivery beyond the contract;
 - `hazard_hint`: adds a description of each hazard the task declares;
 - `architecture`: asks for a history of delivered records deduplicated on the record key, with
-  the target derived from that history alone.
+  the target derived from that history alone;
+- `budget`: states the operational requirement that makes rebuilding from history unaffordable
+  (the stored history reaches billions of rows) and the task's read budget. It names a cost,
+  never a delivery condition, and passes the leakage scan like the unhinted prompt.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from arrivalbench.engine import duckdb as duckdb_engine
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.task import Column, Hazard, Source, TaskSpec
 
-VARIANTS = ("unhinted", "hazard_hint", "architecture")
+VARIANTS = ("unhinted", "hazard_hint", "architecture", "budget")
 DEFAULT_VARIANT = "unhinted"
 MAX_TURNS = 3  # the snapshot repair loop: the first reply and at most two corrections
 
@@ -97,6 +100,17 @@ def _architecture(spec: TaskSpec) -> str:
             "depends only on which records have been delivered, never on how or when.")
 
 
+def _budget(spec: TaskSpec) -> str:
+    return ("## Operating cost\n\nIn production this pipeline runs every few minutes for years, "
+            "and the rows stored in schema `main` will reach billions. Each run may read only "
+            "the records delivered to it and the stored rows it has to change: a run that "
+            "rereads everything stored so far, or rebuilds "
+            f"`main.{spec.target.name}` from all of it, is not acceptable. The runner counts "
+            "the rows every statement reads from tables in schema `main`; summed over all runs "
+            "and divided by the number of records delivered, that figure must stay at or below "
+            f"{spec.budget.read_amplification:g}.")
+
+
 def build(spec: TaskSpec, variant: str = DEFAULT_VARIANT, max_turns: int = MAX_TURNS) -> str:
     """The prompt of `variant` for `spec`."""
     if variant not in VARIANTS:
@@ -116,6 +130,8 @@ def build(spec: TaskSpec, variant: str = DEFAULT_VARIANT, max_turns: int = MAX_T
         parts.append(_hints(spec))
     elif variant == "architecture":
         parts.append(_architecture(spec))
+    elif variant == "budget":
+        parts.append(_budget(spec))
     attempts = f" ({max_turns} attempts in all)" if max_turns > 1 else ""
     if max_turns > 1:
         test = SNAPSHOT_TEST.format(target=target.name, attempts=attempts)

@@ -24,6 +24,7 @@ from rich.text import Text
 
 from arrivalbench import words
 from arrivalbench.engine import duckdb as duckdb_engine
+from arrivalbench.engine.cost import Cost
 from arrivalbench.schedules import KINDS, Schedule
 from arrivalbench.task import TaskSpec
 from arrivalbench.values import JSON
@@ -226,14 +227,39 @@ def progress(total: int, enabled: bool = True, label: str = "grading", skipped: 
         yield advance
 
 
-def grade_document(spec: TaskSpec, verdicts: Sequence[Verdict]) -> dict[str, JSON]:
+def grade_document(spec: TaskSpec, verdicts: Sequence[Verdict],
+                   costs: Sequence[Cost | None] | None = None) -> dict[str, JSON]:
+    """With `costs` (one per verdict), each entry also carries its cost."""
+    entries: list[JSON] = []
+    for index, v in enumerate(verdicts):
+        entry: dict[str, JSON] = {"schedule": v.schedule, "seed": v.seed, "verdict": v.verdict,
+                                  "detail": v.detail}
+        cost = costs[index] if costs is not None else None
+        if cost is not None:
+            entry["cost"] = dict(cost.document())
+        entries.append(entry)
     return {
         "task": spec.id,
         "artifact": verdicts[0].artifact if verdicts else None,
         "engine": f"{duckdb_engine.NAME} {duckdb_engine.VERSION}",
-        "verdicts": [{"schedule": v.schedule, "seed": v.seed, "verdict": v.verdict,
-                      "detail": v.detail} for v in verdicts],
+        "verdicts": entries,
     }
+
+
+def cost_table(verdicts: Sequence[Verdict], costs: Sequence[Cost | None]) -> Table:
+    """Rows read and written and read amplification per replay."""
+    table = Table(title="cost (rows of tables in main)", title_justify="left")
+    for name in ("schedule", "seed", "rows read", "rows written", "records",
+                 "read amplification"):
+        table.add_column(name, justify="left" if name == "schedule" else "right")
+    for v, cost in zip(verdicts, costs, strict=True):
+        if cost is None:
+            continue
+        amplification = f"{cost.read_amplification:.2f}" + ("" if cost.complete else
+                                                             " (incomplete)")
+        table.add_row(v.schedule, str(v.seed), f"{cost.rows_read:,}",
+                      f"{cost.rows_written:,}", f"{cost.records:,}", amplification)
+    return table
 
 
 def grade_table(spec: TaskSpec, pipeline: Path, verdicts: Sequence[Verdict]) -> RenderableType:

@@ -16,6 +16,7 @@ from arrivalbench.artifacts import Artifact
 from arrivalbench.artifacts.script import Script
 from arrivalbench.engine import Failure, Limits, Table
 from arrivalbench.engine import duckdb as engine
+from arrivalbench.engine.cost import Cost, Meter
 from arrivalbench.errors import TaskError
 from arrivalbench.log import Log, load_log
 from arrivalbench.schedules import Schedule
@@ -30,6 +31,7 @@ class Outcome:
     failure: Failure | None
     wall_seconds: float
     engine_seconds: float
+    cost: Cost | None = None  # what the replay read and wrote, when it was measured
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,7 +77,8 @@ AfterRun = Callable[[int, engine.Database], None]
 
 
 def replay(spec: TaskSpec, artifact: Artifact | str, schedule: Schedule,
-           limits: Limits = Limits(), after_run: AfterRun | None = None) -> Outcome:
+           limits: Limits = Limits(), after_run: AfterRun | None = None,
+           measure: bool = False) -> Outcome:
     """Run `artifact` (an artifact, or the text of a SQL script) once per batch of `schedule` in
     one fresh sandboxed database, then read the target. Before each run `incoming` holds exactly
     that batch's records; a batch with an abort point stops its run there. Returns the target
@@ -83,16 +86,21 @@ def replay(spec: TaskSpec, artifact: Artifact | str, schedule: Schedule,
     with the wall and engine seconds. Never raises for anything the artifact does.
 
     `after_run(batch, db)`, when given, is called after each run that was not aborted (the
-    every-batch check reads the target there)."""
+    every-batch check reads the target there). With `measure`, the outcome also carries the
+    replay's cost (of the runs that ran); only a SQL script's statements are measured."""
     if isinstance(artifact, str):
         artifact = Script(artifact)
     staged = deliveries(spec, load_log(spec), schedule)
+    meter = Meter() if measure and isinstance(artifact, Script) else None
+    records = sum(t.num_rows for t in staged.tables.values())
     start = time.perf_counter()
     with engine.database(limits) as db:
+        db.meter = meter
         try:
             run = artifact.start(db)
         except Failure as failure:
-            return Outcome(None, failure.at(0), time.perf_counter() - start, 0.0)
+            return Outcome(None, failure.at(0), time.perf_counter() - start, 0.0,
+                           meter.cost(records) if meter else None)
         try:
             db.stage(staged.tables)
             for number, batch in enumerate(schedule.batches):
@@ -105,8 +113,10 @@ def replay(spec: TaskSpec, artifact: Artifact | str, schedule: Schedule,
                     raise failure.at(number) from None
             table = db.read(spec.target.name)
         except Failure as failure:
-            return Outcome(None, failure, time.perf_counter() - start, db.engine_seconds)
-        return Outcome(table, None, time.perf_counter() - start, db.engine_seconds)
+            return Outcome(None, failure, time.perf_counter() - start, db.engine_seconds,
+                           meter.cost(records) if meter else None)
+        return Outcome(table, None, time.perf_counter() - start, db.engine_seconds,
+                       meter.cost(records) if meter else None)
 
 
 def expected(spec: TaskSpec, limits: Limits = Limits()) -> Table:

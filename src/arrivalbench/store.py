@@ -42,6 +42,11 @@ Tables
     Kept apart from verdicts, so verdict bytes never depend on them: for each replay graded, the
     run that graded it, the wall seconds of the whole work unit in its worker (schedule, replay,
     oracle) and the seconds DuckDB spent on the pipeline's own statements.
+`costs`
+    Beside verdicts and keyed like them, for replays graded with cost measurement: rows the
+    pipeline's statements read from tables in `main` (logical rows after pushed-down filters),
+    rows they wrote, the records the schedule delivered, their ratio `read_amplification`, and
+    `unprofiled`, the statements (EXECUTE, CALL) whose reads the profiler could not see.
 `turns`, `transcripts`
     Model arms: every turn of the repair loop, and the whole transcript with token counts.
 
@@ -67,6 +72,7 @@ import duckdb
 
 from arrivalbench import semantics
 from arrivalbench.engine import duckdb as duckdb_engine
+from arrivalbench.engine.cost import Cost
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.values import JSON, canonical_json, digest
 
@@ -154,6 +160,20 @@ CREATE TABLE IF NOT EXISTS timings (
     wall_seconds   DOUBLE NOT NULL,
     engine_seconds DOUBLE NOT NULL
 );
+CREATE TABLE IF NOT EXISTS costs (        -- beside verdicts, keyed like them
+    task_digest        VARCHAR NOT NULL,
+    schedule           VARCHAR NOT NULL,
+    seed               INTEGER NOT NULL,
+    artifact           VARCHAR NOT NULL,
+    engine_version     VARCHAR NOT NULL,
+    harness_version    VARCHAR NOT NULL,
+    rows_read          BIGINT NOT NULL,
+    rows_written       BIGINT NOT NULL,
+    records            BIGINT NOT NULL,
+    read_amplification DOUBLE NOT NULL,
+    unprofiled         INTEGER NOT NULL,
+    PRIMARY KEY (task_digest, schedule, seed, artifact, engine_version, harness_version)
+);
 CREATE TABLE IF NOT EXISTS turns (         -- model arms: every turn of the repair loop
     arm              VARCHAR NOT NULL,
     task             VARCHAR NOT NULL,
@@ -220,6 +240,7 @@ class Graded:
     verdict: Verdict
     wall_seconds: float
     engine_seconds: float
+    cost: Cost | None = None
 
 
 @dataclass(frozen=True)
@@ -345,7 +366,8 @@ class Store:
                    "target": spec.target.name, "gold_idiom": spec.gold_idiom,
                    "evolution": None if spec.evolution is None else
                    {"source": spec.evolution.source, "column": spec.evolution.column,
-                    "type": spec.evolution.type}}
+                    "type": spec.evolution.type},
+                   "budget": {"read_amplification": spec.budget.read_amplification}}
         self.con.execute("INSERT OR REPLACE INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                          [spec.digest, spec.id, source, spec.title, spec.mode, spec.difficulty,
                           list(spec.hazards), canonical_json(summary)])
@@ -398,6 +420,8 @@ class Store:
                     self.con.execute("INSERT INTO timings VALUES (?, ?, ?, ?, ?, ?, ?)",
                                      [v.task_digest, v.schedule, v.seed, v.artifact, run_id,
                                       g.wall_seconds, g.engine_seconds])
+                if g.cost is not None:
+                    self._add_cost(v, g.cost)
         return added
 
     def mark_nondeterministic(self, verdict: Verdict, detail: str) -> None:
@@ -414,6 +438,20 @@ class Store:
                 "SELECT task_digest, artifact FROM nondeterministic").fetchall()}
         except duckdb.CatalogException:
             return set()
+    def _add_cost(self, v: Verdict, cost: Cost) -> None:
+        # Only with a new verdict: a key is graded once, so is its cost.
+        self.con.execute(
+            "INSERT INTO costs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            [*key_of(v), cost.rows_read, cost.rows_written, cost.records,
+             cost.read_amplification, cost.unprofiled])
+
+    def costs(self) -> dict[Key, Cost]:
+        """Every stored cost, by verdict key."""
+        rows = self.con.execute(
+            "SELECT task_digest, schedule, seed, artifact, engine_version, harness_version, "
+            "rows_read, rows_written, records, unprofiled FROM costs").fetchall()
+        return {(d, s, int(seed), a, e, h): Cost(int(r), int(w), int(n), int(u))
+                for d, s, seed, a, e, h, r, w, n, u in rows}
 
     def graded_keys(self, engine_version: str | None = None,
                     harness_version: str | None = None) -> set[Key]:

@@ -10,7 +10,7 @@ import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast, get_args
+from typing import Any, Literal, cast, get_args, overload
 
 import duckdb
 import yaml
@@ -75,6 +75,25 @@ class Negative:
 
 
 @dataclass(frozen=True)
+class Budget:
+    """The most a replay of the task may read: rows read from persistent tables over the whole
+    replay per record delivered, on `trickle`."""
+
+    read_amplification: float
+
+
+# On `trickle` (~40 runs) a pipeline that rebuilds its target from the whole history reads
+# ~20-45 rows per record delivered (measured on the built-in gold and template arms). One that
+# reads only its batch and the stored rows it changes reads far less: an append keyed on the
+# record key ~1.5 (web_page_views), an aggregate of deltas by key ~4.5 (account_balances), a
+# per-key upsert with a keyed state table ~6 (device_last_reading). Part of that is DuckDB's: a
+# join whose batch side is empty pushes no filter into the stored table's scan, so every empty
+# run reads that table whole. The defaults leave that margin and stay well below any rebuild.
+DEFAULT_BUDGETS: dict[Mode, Budget] = {
+    "append": Budget(3.0), "upsert": Budget(8.0), "aggregate": Budget(10.0)}
+
+
+@dataclass(frozen=True)
 class TaskSpec:
     """Everything in a task folder except the log's records."""
 
@@ -94,6 +113,8 @@ class TaskSpec:
     path: Path
     log_files: tuple[Path, ...]
     digest: str
+    budget: Budget = Budget(6.0)
+    incremental_sql: str | None = None  # a gold within the budget, when the task ships one
 
     def source(self, name: str) -> Source:
         return next(s for s in self.sources if s.name == name)
@@ -249,7 +270,7 @@ def _parse(path: Path, folder_digest: str) -> TaskSpec:
     reported), then read the SQL files."""
     top = _document(path / "task.yaml")
     top.only("id", "title", "mode", "difficulty", "ticket", "sources", "target", "hazards",
-             "evolution", "negatives", "gold_idiom")
+             "evolution", "negatives", "gold_idiom", "budget")
     task_id = top.get("id", str)
     if task_id != path.name:
         raise top.fail("id", f"{task_id!r} must equal the folder name {path.name!r}; rename "
@@ -260,10 +281,11 @@ def _parse(path: Path, folder_digest: str) -> TaskSpec:
     evolution = _evolution(top, hazards, sources)
     negatives = _negatives(top, hazards, path)
     log_files = _log_files(path, sources)
+    mode = cast(Mode, top.choice("mode", MODES))
     return TaskSpec(
         id=task_id,
         title=top.get("title", str),
-        mode=cast(Mode, top.choice("mode", MODES)),
+        mode=mode,
         difficulty=cast(Difficulty, top.choice("difficulty", DIFFICULTIES)),
         ticket=top.get("ticket", str).strip(),
         sources=sources,
@@ -277,7 +299,21 @@ def _parse(path: Path, folder_digest: str) -> TaskSpec:
         path=path,
         log_files=log_files,
         digest=folder_digest,
+        budget=_budget(top, mode),
+        incremental_sql=_read_sql(path / "incremental.sql", optional=True),
     )
+
+
+def _budget(top: _Fields, mode: Mode) -> Budget:
+    if top.get("budget", dict, None) is None:
+        return DEFAULT_BUDGETS[mode]
+    sub = top.sub("budget")
+    sub.only("read_amplification")
+    value = sub.get("read_amplification", (int, float))
+    if isinstance(value, bool) or not value > 0 or value == float("inf"):
+        raise sub.fail("read_amplification", f"{value!r} must be a positive number (rows read "
+                                             "per record delivered, e.g. 4)")
+    return Budget(float(value))
 
 
 def _document(file: Path) -> _Fields:
@@ -384,6 +420,12 @@ def _log_files(path: Path, sources: tuple[Source, ...]) -> tuple[Path, ...]:
     return tuple(log_files)
 
 
-def _read_sql(file: Path) -> str:
+@overload
+def _read_sql(file: Path) -> str: ...
+@overload
+def _read_sql(file: Path, optional: bool) -> str | None: ...
+def _read_sql(file: Path, optional: bool = False) -> str | None:
+    if optional and not file.exists():
+        return None
     return read_text(file, TaskError, missing="missing; every task folder needs it")
 

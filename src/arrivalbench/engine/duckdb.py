@@ -21,7 +21,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from arrivalbench.engine import Failure, Limits, Phase, Table, normalize_message
+from arrivalbench.engine import Failure, Limits, Phase, Table, cost, normalize_message
 
 NAME = "duckdb"
 VERSION = duckdb.__version__
@@ -178,6 +178,7 @@ class Database:
         self._staged: dict[str, pa.Table] = {}
         self._watchdog = _get_watchdog()
         self.engine_seconds = 0.0  # time inside DuckDB on the pipeline's own statements
+        self.meter: cost.Meter | None = None  # measures every run of the replay when set
 
     def _connect(self) -> duckdb.DuckDBPyConnection:
         return self._instance.root.cursor()
@@ -294,19 +295,37 @@ class Database:
         """Set the one value of a one-row table made by `create`."""
         self._db.execute(f'UPDATE main."{name}" SET k = $1', [value])
 
-    def run(self, statements: Statements, count: int | None = None) -> None:
+    def run(self, statements: Statements, count: int | None = None,
+            meter: cost.Meter | None = None) -> None:
         """Run the first `count` statements (all by default) over a new connection. Closing
-        it rolls back whatever transaction the script left open."""
+        it rolls back whatever transaction the script left open. With a `meter` (by default
+        the database's own, `self.meter`), each statement that can be profiled runs under the
+        profiler and its rows are added up."""
+        meter = meter or self.meter
         con = self._connect()
         try:
+            if meter is not None and meter.database is None:
+                meter.database = self._database(con)
             for index, statement in enumerate(statements.parsed[:count]):
                 start = time.perf_counter()
                 try:
-                    self._execute(con, statement, "run", index)
+                    profiled = meter.wrap(con, index, statement) if meter is not None else None
+                    if profiled is None:
+                        if meter is not None:
+                            meter.skip(statement)
+                        self._execute(con, statement, "run", index)
+                    else:
+                        assert meter is not None
+                        meter.add(self._execute(con, profiled, "run", index),
+                                  meter.database or "")
                 finally:
                     self.engine_seconds += time.perf_counter() - start
         finally:
             con.close()
+
+    def _database(self, con: duckdb.DuckDBPyConnection) -> str:
+        found = self._execute(con, "SELECT current_database()", "run").fetchone()
+        return str(found[0]) if found else ""
 
     def read(self, name: str) -> Table:
         con = self._connect()

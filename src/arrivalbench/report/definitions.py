@@ -67,6 +67,12 @@ DEFINITIONS: tuple[tuple[str, str], ...] = (
      "tasks favour each side (and ties), the median and the mean, each with its interval. It "
      "compares the groups within tasks, so it holds for small arms where task means are "
      "unstable."),
+    ("Correct and incremental", "for results graded with cost measurement: among eligible "
+     "cells whose every replay has a measured cost, the share that pass every hazard (no FAIL "
+     "or ERROR on any seed) and are **incremental**: every replay reads, summed over its runs, "
+     "at most the task's budget of rows from tables in `main` per record delivered (its read "
+     "amplification), with no statement whose reads the profiler cannot see. Task mean with "
+     "the same bootstrap intervals as every other rate."),
     ("Composition", "for each hazard, the shares of PASS, FAIL and ERROR among its seeds, per "
      "snapshot-passing cell, averaged per task and then over tasks."),
     ("Dedup guard", "among snapshot-passing cells with `duplicates` verdicts whose script has "
@@ -106,6 +112,8 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("arms.*.paired.median, mean", "median and mean of the per-task differences (metrics)"),
     ("arms.*.paired.ordering_better, idempotency_better, ties",
      "tasks whose difference is positive, negative, zero"),
+    ("arms.*.correct_and_incremental", "results graded with cost measurement only: passes "
+     "every hazard within the read budget (metric)"),
     ("arms.*.repair", "model arms only"),
     ("arms.*.repair.first_turn, repaired, repaired_minus_first_turn",
      "all-in failure by repair class, and the difference"),

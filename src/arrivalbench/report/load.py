@@ -17,6 +17,15 @@ from arrivalbench.store import Store
 
 REQUIRED_TABLES = ("meta", "cells", "verdicts", "artifacts", "turns")
 
+# A replay's cost against its task's budget (recorded with the task), NULL when not measured;
+# a cost with unprofiled statements is never within budget.
+_WITHIN_BUDGET = """(SELECT k.unprofiled = 0 AND k.read_amplification <= CAST(
+    json_extract(t.summary, '$.budget.read_amplification') AS DOUBLE)
+  FROM costs k LEFT JOIN tasks t ON t.task_digest = k.task_digest
+  WHERE k.task_digest = v.task_digest AND k.schedule = v.schedule AND k.seed = v.seed
+    AND k.artifact = v.artifact AND k.engine_version = v.engine_version
+    AND k.harness_version = v.harness_version)"""
+
 
 @dataclass(frozen=True)
 class CellRow:
@@ -42,6 +51,8 @@ class VerdictRow:
     engine_version: str = "duckdb"
     harness_version: str = "0"
     record: str = ""
+    # Whether the replay stayed within its task's read budget; None: its cost was not measured.
+    within_budget: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -120,7 +131,8 @@ def _read(store: Store, path: Path, wanted: list[str], compare: list[str]) -> Re
                   for c in store.cells(list(arms)))
     verdicts = tuple(VerdictRow(*r) for r in con.execute(
         "SELECT task_digest, artifact, schedule, seed, verdict, engine_version, harness_version, "
-        "record FROM verdicts v WHERE EXISTS (SELECT 1 FROM cells c WHERE list_contains($1, c.arm)"
+        f"record, {_WITHIN_BUDGET if 'costs' in present else 'NULL'} "
+        "FROM verdicts v WHERE EXISTS (SELECT 1 FROM cells c WHERE list_contains($1, c.arm)"
         " AND c.artifact = v.artifact AND c.task_digest = v.task_digest) "
         "ORDER BY task_digest, artifact, schedule, seed, engine_version, harness_version",
         [list(arms)]).fetchall())

@@ -49,6 +49,7 @@ class CellFacts:
     hazards: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # by seed
     idioms: tuple[str, ...] | None = None
     repair: str | None = None  # "first_turn" | "repaired" | None
+    incremental: bool | None = None  # every replay within budget; None: some cost unmeasured
 
     @property
     def graded(self) -> bool:
@@ -140,6 +141,8 @@ def cell_facts(cells: Iterable[CellRow], verdicts: Iterable[VerdictRow],
                 elif v.schedule in HAZARDS:
                     hazards[v.schedule].append((v.seed, v.verdict))
         cell_turns = by_turns.get((c.arm, c.task, c.replicate), [])
+        mine = [v for v in by_cell.get((c.task_digest, c.artifact), [])
+                if v.schedule in ("snapshot", *CONTROLS, *HAZARDS)] if c.artifact else []
         facts.append(CellFacts(
             c.arm, c.task, c.replicate, c.artifact is not None, snapshot,
             {k: tuple(x for _, x in sorted(vs)) for k, vs in sorted(controls.items())},
@@ -147,8 +150,17 @@ def cell_facts(cells: Iterable[CellRow], verdicts: Iterable[VerdictRow],
                                                                      key=lambda kv:
                                                                      HAZARDS.index(kv[0]))},
             idioms.get(c.artifact) if c.artifact is not None else None,
-            repair_class(cell_turns) if cell_turns else None))
+            repair_class(cell_turns) if cell_turns else None,
+            incremental(mine)))
     return facts
+
+
+def incremental(verdicts: Sequence[VerdictRow]) -> bool | None:
+    """Every replay within its task's read budget; None when some replay's cost is unknown."""
+    flags = [v.within_budget for v in verdicts]
+    if not flags or any(f is None for f in flags):
+        return None
+    return all(flags)
 
 
 # -- per-task rates ------------------------------------------------------------------------------
@@ -213,6 +225,10 @@ def rates(facts: Sequence[CellFacts]) -> dict[str, Rate]:
         out[f"hazard:{h}"] = Rate(_declares(h), _passes(h))
         for v in VERDICTS:
             out[f"composition:{h}:{v}"] = Rate(_declares(h), _share(h, v))
+    if any(f.incremental is not None for f in facts):
+        out["correct_and_incremental"] = Rate(
+            lambda f: f.eligible and f.incremental is not None,
+            lambda f: float(not f.all_in and bool(f.incremental)))
     if any(f.repair is not None for f in facts):
         for kind in ("first_turn", "repaired"):
             out[f"repair:{kind}"] = Rate(_repair(kind), lambda f: float(f.all_in))
@@ -350,6 +366,8 @@ def metric_specs(available: Iterable[str]) -> list[Metric]:
     specs += [_mean(("hazards", h), f"hazard:{h}") for h in HAZARDS]
     specs += [_mean(("composition", h, v), f"composition:{h}:{v}")
               for h in HAZARDS for v in VERDICTS]
+    if "correct_and_incremental" in have:
+        specs.append(_mean(("correct_and_incremental",), "correct_and_incremental"))
     if "repair:first_turn" in have:
         specs += [_mean(("repair", "first_turn"), "repair:first_turn"),
                   _mean(("repair", "repaired"), "repair:repaired"),
