@@ -131,7 +131,8 @@ def test_run_summary_at_80_columns(tmp_path: Path, tiny_dir: Path) -> None:
 def test_summary_breaks_long_model_arms_only_between_words() -> None:
     from rich.console import Group
 
-    from arrivalbench.grid import ArmSummary, Summary, summary_table
+    from arrivalbench.grid import ArmSummary, Summary
+    from arrivalbench.summary import summary_table
 
     arms = [ArmSummary(a, 40, 40, 40, 20, 15, 5, 1, 0, {"PASS": 28350, "FAIL": 1081,
                                                         "ERROR": 70})

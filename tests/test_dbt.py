@@ -21,6 +21,7 @@ from arrivalbench.engine import duckdb as engine
 from arrivalbench.grading import Point, grade, schedule
 from arrivalbench.log import load_log
 from arrivalbench.replay import deliveries
+from arrivalbench.schedules import Batch
 from arrivalbench.task import TaskSpec, load_spec
 from conftest import cli
 
@@ -117,14 +118,14 @@ def test_an_abort_midway_stops_dbt_before_its_work_is_committed(spec: TaskSpec) 
         run = project.start(db)
         db.stage(staged.tables)
         db.load(0, staged.columns(0))
-        run(0.5)  # the first run creates the table in its last statements: cut before them
+        run(Batch((), 0.5))  # the first run makes the table at its end: cut before
         with pytest.raises(Failure, match="does not exist"):
             db.read("ad_clicks")
-        run(1.0)  # an abort after the last statement: all work done
+        run(Batch((), 1.0))  # an abort after the last statement: all work done
         first = len(db.read("ad_clicks").rows)
         assert first > 0
         db.load(1, staged.columns(1))
-        run(0.5)  # an incremental run cut midway leaves the table as it was
+        run(Batch((), 0.5))  # an incremental run cut midway leaves the table as it was
         assert len(db.read("ad_clicks").rows) == first
 
 
