@@ -46,9 +46,9 @@ def amplification(specs: list[TaskSpec]) -> None:
         for arm, sql in scripts:
             verdict, outcome = grade(spec, sql, Point("trickle", 0), measure=True)
             assert outcome.cost is not None
-            if verdict.verdict != "ERROR":
+            if verdict.status != "ERROR":
                 figures[(arm, spec.mode)].append(outcome.cost.read_amplification)
-                print(f"  {spec.id:32} {spec.mode:9} {arm:11} {verdict.verdict:5} "
+                print(f"  {spec.id:32} {spec.mode:9} {arm:11} {verdict.status:5} "
                       f"amplification {outcome.cost.read_amplification:7.2f} "
                       f"(budget {spec.budget.read_amplification:g})")
     print(f"\nread amplification on trickle, seed 0 ({len(specs)} tasks)")

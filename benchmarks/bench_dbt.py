@@ -84,11 +84,11 @@ def main() -> None:
 
     points = plan(spec, args.seeds)
     start = time.perf_counter()
-    verdicts = [v.verdict for v, _o in grade_all(spec, project, points)]
+    verdicts = [v.status for v, _o in grade_all(spec, project, points)]
     dbt_grade = time.perf_counter() - start + parse
     assert set(verdicts) == {"PASS"}, verdicts
     start = time.perf_counter()
-    verdicts = [v.verdict for v, _o in grade_all(spec, Script(spec.gold_sql), points)]
+    verdicts = [v.status for v, _o in grade_all(spec, Script(spec.gold_sql), points)]
     sql_grade = time.perf_counter() - start
     print(f"default grade ({len(points)} replays, seeds 0..{args.seeds - 1}), one core: "
           f"dbt project {dbt_grade:.1f} s (parse included), gold.sql {sql_grade:.2f} s, "

@@ -31,7 +31,7 @@ def first_failure(spec, sql: str, hazards) -> tuple[str, int] | None:  # type: i
         for seed in range(DEFAULT_SEEDS):
             verdict, _ = judge(spec, sql, schedule(spec, kind, seed), kind, seed,
                                every_batch=True)
-            if verdict.verdict != "PASS":
+            if verdict.status != "PASS":
                 return kind, seed
     return None
 

@@ -54,7 +54,7 @@ def overhead(spec: TaskSpec) -> tuple[float, float, float, int]:
     wall = engine = 0.0
     count = 0
     for verdict, outcome in grade_all(spec, spec.gold_sql, plan(spec, DEFAULT_SEEDS)):
-        assert verdict.verdict == "PASS", (verdict.schedule, verdict.seed, verdict.detail)
+        assert verdict.status == "PASS", (verdict.schedule, verdict.seed, verdict.detail)
         wall += outcome.wall_seconds
         engine += outcome.engine_seconds
         count += 1

@@ -123,7 +123,7 @@ def measure(executor: Executor, units: list[Unit]) -> dict[str, Any]:
         for _unit, result in batch:
             assert isinstance(result, Timed)
             results.append(result)
-            verdicts[result.verdict.verdict] = verdicts.get(result.verdict.verdict, 0) + 1
+            verdicts[result.verdict.status] = verdicts.get(result.verdict.status, 0) + 1
 
     start = time.perf_counter()
     executor.run(units, on_results)

@@ -102,7 +102,7 @@ MISSING_TARGET = "CREATE TABLE somewhere_else AS SELECT * FROM incoming.orders;\
 def test_feedback_on_an_engine_error_names_the_statement_without_hazard_words(
         tiny_spec: Any) -> None:
     verdict = grade(tiny_spec, PK_CLASH, Point("snapshot", 0))[0]
-    assert verdict.verdict == "ERROR"
+    assert verdict.status == "ERROR"
     assert "uplicate" in verdict.detail["message"]  # the engine's own wording...
     text = feedback.snapshot(tiny_spec, verdict, statements(PK_CLASH))
     assert text is not None
@@ -114,7 +114,7 @@ def test_feedback_on_an_engine_error_names_the_statement_without_hazard_words(
 def test_feedback_on_a_diff_lists_repeats_extras_and_values_without_hazard_words(
         tiny_spec: Any) -> None:
     verdict = grade(tiny_spec, REPEATED_KEYS, Point("snapshot", 0))[0]
-    assert verdict.verdict == "FAIL" and verdict.detail["counts"]["duplicated"] > 0
+    assert verdict.status == "FAIL" and verdict.detail["counts"]["duplicated"] > 0
     text = feedback.snapshot(tiny_spec, verdict)
     assert text is not None and leakage.scan(text) == []
     assert "column `extra_day` is not part of the target" in text

@@ -56,7 +56,7 @@ def test_template_passes_every_declared_hazard_of_a_builtin_task_of_each_mode() 
         sql = arms.template_sql(spec)
         for point in plan(spec, 1, ["snapshot", *spec.hazards]):
             verdict, _ = grade(spec, sql, point)
-            assert verdict.verdict == "PASS", (spec.id, point, verdict.detail)
+            assert verdict.status == "PASS", (spec.id, point, verdict.detail)
 
 
 def test_template_ignores_a_new_column_and_survives_a_crash(tmp_path: Path) -> None:
@@ -68,7 +68,7 @@ def test_template_ignores_a_new_column_and_survives_a_crash(tmp_path: Path) -> N
     for kind in ("schema_evolution", "crash_retry", "duplicates"):
         for seed in range(3):
             verdict, _ = grade(spec, sql, Point(kind, seed))
-            assert verdict.verdict == "PASS", (kind, seed, verdict.detail)
+            assert verdict.status == "PASS", (kind, seed, verdict.detail)
 
 
 def bound(tmp_path: Path, reference: str, name: str = "t") -> str:
@@ -110,7 +110,7 @@ def test_history_names_avoid_every_task_name(tmp_path: Path) -> None:
                                 gold=TINY_GOLD.replace("shop_revenue", "orders_history")))
     assert arms.history_tables(spec) == {"orders": "_orders_history"}
     verdict, _ = grade(spec, arms.template_sql(spec), Point("duplicates", 0))
-    assert verdict.verdict == "PASS", verdict.detail
+    assert verdict.status == "PASS", verdict.detail
 
 
 # -- submissions -----------------------------------------------------------------------------

@@ -39,7 +39,7 @@ def test_gold_passes_everything(task_id: str) -> None:
     results = verdicts(spec, spec.gold_sql)
     assert set(results) == {"snapshot", "in_order", "trickle", *spec.hazards}
     failing = [(v.schedule, v.seed, v.detail) for vs in results.values() for v in vs
-               if v.verdict != "PASS"]
+               if v.status != "PASS"]
     assert failing == []
 
 
@@ -50,9 +50,9 @@ def test_negative_passes_controls_and_fails_what_it_declares(task_id: str, negat
     declared = next(n for n in spec.negatives if n.name == negative)
     results = verdicts(spec, declared.sql)
     for kind in ("snapshot", "in_order", "trickle"):
-        assert all(v.verdict == "PASS" for v in results[kind]), (kind, results[kind][0].detail)
+        assert all(v.status == "PASS" for v in results[kind]), (kind, results[kind][0].detail)
     for hazard in spec.hazards:
-        failed = any(v.verdict != "PASS" for v in results[hazard])
+        failed = any(v.status != "PASS" for v in results[hazard])
         assert failed == (hazard in declared.fails), hazard
 
 
@@ -72,13 +72,13 @@ FROM order_history GROUP BY ALL;
 
 def test_temp_tables_do_not_survive_to_the_next_run(grade_one: Grader) -> None:
     spec = load_spec("store_daily_revenue")
-    assert grade_one(spec, TEMP_STATE, "snapshot").verdict == "PASS"
+    assert grade_one(spec, TEMP_STATE, "snapshot").status == "PASS"
     verdict = grade_one(spec, TEMP_STATE, "in_order")
-    assert verdict.verdict == "FAIL"
+    assert verdict.status == "FAIL"
     # only the last batch is left: most store-days are missing or short
     assert verdict.detail["counts"]["missing"] + verdict.detail["counts"]["changed"] > 10
     persistent = TEMP_STATE.replace("CREATE TEMP TABLE", "CREATE TABLE")
-    assert grade_one(spec, persistent, "in_order").verdict == "PASS"
+    assert grade_one(spec, persistent, "in_order").status == "PASS"
 
 
 def _statements(script: str) -> int:
@@ -98,17 +98,17 @@ def test_a_transaction_survives_crash_retry(grade_one: Grader) -> None:
         b.abort_after(6) == 4 for b in schedule(spec, "crash_retry", seed).batches)]
     assert harmful, "some seed aborts between the two statements"
     for seed in harmful[:2]:
-        assert grade_one(spec, gold, "crash_retry", seed).verdict == "PASS"
+        assert grade_one(spec, gold, "crash_retry", seed).status == "PASS"
         verdict = grade_one(spec, bare, "crash_retry", seed)
-        assert verdict.verdict == "FAIL" and verdict.detail["counts"]["changed"] > 0
-        assert grade_one(spec, bare, "in_order", seed).verdict == "PASS"
+        assert verdict.status == "FAIL" and verdict.detail["counts"]["changed"] > 0
+        assert grade_one(spec, bare, "in_order", seed).status == "PASS"
 
 
 def test_an_open_transaction_is_rolled_back_at_the_end_of_a_run(grade_one: Grader) -> None:
     spec = load_spec("store_daily_revenue")
     never_committed = spec.gold_sql.replace("COMMIT;", "")
     verdict = grade_one(spec, never_committed, "in_order")
-    assert verdict.verdict == "ERROR" and verdict.detail["phase"] == "read-target"
+    assert verdict.status == "ERROR" and verdict.detail["phase"] == "read-target"
 
 
 SELECT_STAR_HISTORY = """
@@ -130,10 +130,10 @@ def test_select_star_into_a_history_table_breaks_under_schema_evolution(
         grade_one: Grader) -> None:
     spec = load_spec("web_page_views")
     for kind in ("snapshot", "in_order", "trickle", "duplicates", "late_arrival"):
-        assert grade_one(spec, SELECT_STAR_HISTORY, kind).verdict == "PASS", kind
+        assert grade_one(spec, SELECT_STAR_HISTORY, kind).status == "PASS", kind
     for seed in range(SEEDS):
         verdict = grade_one(spec, SELECT_STAR_HISTORY, "schema_evolution", seed)
-        assert verdict.verdict in ("ERROR", "FAIL")
+        assert verdict.status in ("ERROR", "FAIL")
         evolution_from = schedule(spec, "schema_evolution", seed).evolution_from
         assert verdict.detail["batch"] == evolution_from
         assert "columns" in verdict.detail["message"]
@@ -169,11 +169,11 @@ FROM latest WHERE op = 'upsert';
 def test_a_version_guarded_upsert_passes_everything() -> None:
     spec = load_spec("customer_current_address")
     results = verdicts(spec, VERSION_GUARDED_MERGE)
-    assert {k: {v.verdict for v in vs} for k, vs in results.items()} == {
+    assert {k: {v.status for v in vs} for k, vs in results.items()} == {
         k: {"PASS"} for k in ("snapshot", "in_order", "trickle", *spec.hazards)}
     unguarded = VERSION_GUARDED_MERGE.replace("AND c.version > l.version", "")
     points = [Point("snapshot", 0), Point("out_of_order", 0), Point("out_of_order", 1)]
-    unguarded_verdicts = [v.verdict for v, _ in grade_all(spec, unguarded, points)]
+    unguarded_verdicts = [v.status for v, _ in grade_all(spec, unguarded, points)]
     assert unguarded_verdicts[0] == "PASS" and "FAIL" in unguarded_verdicts[1:]
 
 

@@ -56,7 +56,7 @@ def test_read_amplification_is_rows_read_per_record(read: int, written: int,
 def test_a_rebuild_reads_its_whole_history_on_every_run(tiny: TaskSpec) -> None:
     sched = schedule(tiny, "in_order", 0)
     verdict, outcome = grade(tiny, TINY_GOLD, Point("in_order", 0), measure=True)
-    assert verdict.verdict == "PASS" and outcome.cost is not None
+    assert verdict.status == "PASS" and outcome.cost is not None
     sizes = [len(b.records) for b in sched.batches]
     seen = [sum(sizes[: n + 1]) for n in range(len(sizes))]  # in order: no record twice
     shops = [len({TINY_ROWS[row]["shop"] for b in sched.batches[: n + 1]

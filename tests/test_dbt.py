@@ -36,7 +36,7 @@ def spec() -> TaskSpec:
 
 def verdicts(spec: TaskSpec, project: str, kinds: list[str], seed: int = 0) -> dict[str, str]:
     artifact = load(EXAMPLES / project, spec)
-    return {k: grade(spec, artifact, Point(k, seed))[0].verdict for k in kinds}
+    return {k: grade(spec, artifact, Point(k, seed))[0].status for k in kinds}
 
 
 def write_project(root: Path, model_sql: str, model: str = "ad_clicks",
@@ -134,7 +134,7 @@ def test_a_model_under_another_name_reading_another_schema(spec: TaskSpec,
     root = write_project(tmp_path / "p", PLAIN, model="clicks_clean", schema="landing")
     artifact = load(root, spec, select="clicks_clean")
     verdict, _ = grade(spec, artifact, Point("duplicates", 0))
-    assert verdict.verdict == "PASS"
+    assert verdict.status == "PASS"
 
 
 def test_a_failing_model_is_an_error_verdict_with_dbts_message(spec: TaskSpec,
@@ -142,7 +142,7 @@ def test_a_failing_model_is_an_error_verdict_with_dbts_message(spec: TaskSpec,
     root = write_project(tmp_path / "p", "select no_such_column from "
                                          "{{ source('raw', 'clicks') }}")
     verdict, _ = grade(spec, load(root, spec), Point("in_order", 0))
-    assert verdict.verdict == "ERROR"
+    assert verdict.status == "ERROR"
     assert verdict.detail["phase"] == "run" and verdict.detail["batch"] == 0
     message = str(verdict.detail["message"])
     assert "no_such_column" in message and "\n" not in message and "/tmp" not in message
@@ -152,7 +152,7 @@ def test_a_model_reaching_for_a_file_is_stopped_by_the_sandbox(spec: TaskSpec,
                                                                tmp_path: Path) -> None:
     root = write_project(tmp_path / "p", "select * from read_csv('/etc/passwd')")
     verdict, _ = grade(spec, load(root, spec), Point("snapshot", 0))
-    assert verdict.verdict == "ERROR"
+    assert verdict.status == "ERROR"
     assert verdict.detail["phase"] == "sandbox"
 
 

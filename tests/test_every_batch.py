@@ -44,8 +44,8 @@ def test_reference_over_a_part_is_the_reference_of_a_smaller_log(tiny: TaskSpec,
 def test_a_pipeline_right_only_at_the_end_fails_only_with_the_check(tiny: TaskSpec) -> None:
     plain, _ = grade(tiny, LATE_BLOOMER, Point("in_order", 0))
     checked, _ = grade(tiny, LATE_BLOOMER, Point("in_order", 0), every_batch=True)
-    assert plain.verdict == "PASS" and plain.detail == {}
-    assert checked.verdict == "FAIL"
+    assert plain.status == "PASS" and plain.detail == {}
+    assert checked.status == "FAIL"
     assert checked.detail["reconverged"] is True
     first = checked.detail["first_divergence"]
     assert first["batch"] == 0 and first["diff"]["counts"]["missing"] > 0
@@ -55,9 +55,9 @@ def test_without_the_flag_verdict_bytes_do_not_change(tiny: TaskSpec) -> None:
     for script in (TINY_GOLD, TINY_NO_DEDUP):
         plain, _ = grade(tiny, script, Point("duplicates", 1))
         checked, _ = grade(tiny, script, Point("duplicates", 1), every_batch=True)
-        assert (plain.verdict, plain.schedule_digest) == (checked.verdict,
+        assert (plain.status, plain.schedule_digest) == (checked.status,
                                                           checked.schedule_digest)
-        if plain.verdict == "PASS":
+        if plain.status == "PASS":
             assert checked.json() == plain.json()
         else:  # a final FAIL keeps its diff and gains where it started
             assert {k: v for k, v in checked.detail.items() if k != "first_divergence"} == \
@@ -75,6 +75,6 @@ def test_every_completed_run_is_checked_and_aborted_ones_are_not(tiny: TaskSpec)
 def test_a_missing_target_is_reported_at_its_first_run(tiny: TaskSpec) -> None:
     dropper = TINY_GOLD + "DROP TABLE shop_revenue;\n"
     verdict, _ = grade(tiny, dropper, Point("in_order", 0), every_batch=True)
-    assert verdict.verdict == "ERROR" and verdict.detail["phase"] == "read-target"
+    assert verdict.status == "ERROR" and verdict.detail["phase"] == "read-target"
     first = verdict.detail["first_divergence"]
     assert first["batch"] == 0 and "shop_revenue" in first["error"]

@@ -22,7 +22,7 @@ def grade_script(task: str, sql: str) -> list[list[object]]:
     """Verdict rows of one script on one task (snapshot, controls and hazards; seed 0)."""
     spec = load_spec(task)
     return [[v.task_digest, v.schedule, v.seed, v.artifact, v.engine_version, v.harness_version,
-             v.task, v.verdict, v.json(), digest(v.json())]
+             v.task, v.status, v.json(), digest(v.json())]
             for v, _ in grade_all(spec, sql, plan(spec, seeds=1))]
 
 

@@ -53,7 +53,7 @@ def assert_normalized(detail: dict[str, object]) -> None:
 
 
 def assert_harness_alive(spec: TaskSpec, grade_one: Grader, limits: Limits = Limits()) -> None:
-    assert grade_one(spec, TINY_GOLD, "in_order", 0, limits).verdict == "PASS"
+    assert grade_one(spec, TINY_GOLD, "in_order", 0, limits).status == "PASS"
     with engine.database(limits) as db:  # and the sandbox is as configured
         settings = db.query("SELECT current_setting('threads'), "
                             "current_setting('enable_external_access'), "
@@ -65,7 +65,7 @@ def assert_harness_alive(spec: TaskSpec, grade_one: Grader, limits: Limits = Lim
 def test_hostile_statement_is_a_sandbox_error(tiny: TaskSpec, grade_one: Grader,
                                               case: str) -> None:
     verdict = grade_one(tiny, PRELUDE + HOSTILE[case] + ";\n" + TINY_GOLD, "in_order")
-    assert verdict.verdict == "ERROR"
+    assert verdict.status == "ERROR"
     assert verdict.detail["phase"] == "sandbox", verdict.detail
     assert verdict.detail["batch"] == 0 and verdict.detail["statement"] == 1
     assert_normalized(verdict.detail)
@@ -85,7 +85,7 @@ def test_nothing_is_written_to_the_host(tiny: TaskSpec, grade_one: Grader, tmp_p
     path = tmp_path / "out" / "leak.db"
     path.parent.mkdir()
     verdict = grade_one(tiny, template.format(path=path) + ";\n" + TINY_GOLD, "in_order")
-    assert verdict.verdict == "ERROR" and verdict.detail["phase"] == "sandbox"
+    assert verdict.status == "ERROR" and verdict.detail["phase"] == "sandbox"
     assert list(path.parent.iterdir()) == []
     assert_normalized(verdict.detail)
     assert_harness_alive(tiny, grade_one)
@@ -97,7 +97,7 @@ def test_a_query_that_never_ends_times_out(tiny: TaskSpec, grade_one: Grader) ->
     verdict = grade_one(tiny, TINY_GOLD + "\nSELECT count(*) FROM range(1000000000000);",
                         "in_order", 0, limits)
     elapsed = time.monotonic() - start
-    assert verdict.verdict == "ERROR" and verdict.detail["phase"] == "timeout"
+    assert verdict.status == "ERROR" and verdict.detail["phase"] == "timeout"
     assert verdict.detail["batch"] == 0 and verdict.detail["statement"] == 3
     assert 0.5 <= elapsed < 10  # bounded: the query alone would run for hours
     assert_normalized(verdict.detail)
@@ -127,7 +127,7 @@ def test_a_query_that_allocates_without_bound_hits_the_memory_limit(tiny: TaskSp
     verdict = grade_one(tiny, "CREATE TABLE shop_revenue AS "
                               "SELECT list(i) AS l FROM range(200000000) t(i);", "snapshot", 0,
                         limits)
-    assert verdict.verdict == "ERROR" and verdict.detail["phase"] == "memory", verdict.detail
+    assert verdict.status == "ERROR" and verdict.detail["phase"] == "memory", verdict.detail
     assert verdict.detail["message"].startswith("Out of Memory Error")
     assert_normalized(verdict.detail)
     assert_harness_alive(tiny, grade_one, limits)
@@ -135,7 +135,7 @@ def test_a_query_that_allocates_without_bound_hits_the_memory_limit(tiny: TaskSp
 
 def test_a_script_that_does_not_parse(tiny: TaskSpec, grade_one: Grader) -> None:
     verdict = grade_one(tiny, TINY_GOLD + "\nSELEC oops FROM;", "in_order")
-    assert verdict.verdict == "ERROR"
+    assert verdict.status == "ERROR"
     assert verdict.detail == {"phase": "run", "batch": 0, "statement": None,
                               "message": 'Parser Error: syntax error at or near "SELEC"'}
 
@@ -144,7 +144,7 @@ def test_a_run_error_names_its_batch_and_statement(tiny: TaskSpec, grade_one: Gr
     # Fails on the first batch in which `seen` reaches 6 orders, whichever that is.
     script = TINY_GOLD + "\nSELECT CASE WHEN count(*) >= 6 THEN error('too many') END FROM seen;"
     verdict = grade_one(tiny, script, "in_order")
-    assert verdict.verdict == "ERROR"
+    assert verdict.status == "ERROR"
     assert verdict.detail["phase"] == "run" and verdict.detail["statement"] == 3
     assert isinstance(verdict.detail["batch"], int) and verdict.detail["batch"] > 0
     assert verdict.detail["message"] == "Invalid Input Error: too many"
@@ -152,7 +152,7 @@ def test_a_run_error_names_its_batch_and_statement(tiny: TaskSpec, grade_one: Gr
 
 def test_a_missing_target_is_a_read_target_error(tiny: TaskSpec, grade_one: Grader) -> None:
     verdict = grade_one(tiny, "CREATE TABLE IF NOT EXISTS wrong_name (a INTEGER);", "in_order")
-    assert verdict.verdict == "ERROR"
+    assert verdict.status == "ERROR"
     assert verdict.detail == {"phase": "read-target", "batch": None, "statement": None,
                               "message": "main.shop_revenue does not exist after the last run"}
 
@@ -163,11 +163,11 @@ def test_objects_do_not_survive_into_the_next_replay(tiny: TaskSpec, grade_one: 
              "CREATE OR REPLACE MACRO kept_macro() AS 1; "
              "CREATE SEQUENCE IF NOT EXISTS kept_seq; "
              "CREATE TABLE IF NOT EXISTS incoming.kept AS SELECT 1 AS a;")
-    assert grade_one(tiny, leave, "in_order").verdict == "PASS"
+    assert grade_one(tiny, leave, "in_order").status == "PASS"
     for probe in ["SELECT * FROM kept.t", "SELECT kept_macro()", "SELECT nextval('kept_seq')",
                   "SELECT * FROM incoming.kept", "SELECT * FROM seen"]:
         verdict = grade_one(tiny, f"{probe};\n{TINY_GOLD}", "snapshot")
-        assert verdict.verdict == "ERROR", probe
+        assert verdict.status == "ERROR", probe
         assert verdict.detail["phase"] == "run" and "does not exist" in verdict.detail["message"]
 
 
@@ -178,7 +178,7 @@ def test_the_pipeline_may_disturb_incoming(tiny: TaskSpec, grade_one: Grader) ->
                    "DELETE FROM incoming.orders;",
                    "ALTER TABLE incoming.orders ADD COLUMN junk INTEGER;"]:
         verdict = grade_one(tiny, TINY_GOLD + vandal, "in_order")
-        assert verdict.verdict == "PASS", (vandal, verdict.detail)
+        assert verdict.status == "PASS", (vandal, verdict.detail)
 
 
 def test_messages_are_normalized() -> None:
@@ -211,6 +211,6 @@ def test_a_target_past_the_row_limit_is_a_read_target_error(tiny: TaskSpec,
     limits = Limits(max_target_rows=5)
     verdict = grade_one(tiny, "CREATE OR REPLACE TABLE shop_revenue AS "
                               "SELECT i AS shop FROM range(6) t(i);", "snapshot", 0, limits)
-    assert verdict.verdict == "ERROR"
+    assert verdict.status == "ERROR"
     assert verdict.detail["phase"] == "read-target"
     assert verdict.detail["message"] == "the result has more than 5 rows, the limit"

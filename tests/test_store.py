@@ -28,7 +28,7 @@ def verdict(seed: int = 0, kind: str = "PASS", schedule: str = "in_order",
                 {} if kind == "PASS" else {"counts": {"missing": 1}})
     if harness is not None:
         v = Verdict(v.task, v.task_digest, v.schedule, v.seed, v.schedule_digest, v.artifact,
-                    v.verdict, v.detail, harness_version=harness)
+                    v.status, v.detail, harness_version=harness)
     return v
 
 
@@ -84,7 +84,7 @@ def test_verdicts_are_keyed_and_a_key_is_stored_once(tmp_path: Path) -> None:
         assert store.graded_keys() == {key_of(first), key_of(verdict(1))}
         stored = {v.key: v for v in store.verdicts()}
         assert stored[key_of(first)].record == first.json()
-        assert stored[key_of(first)].verdict == "PASS"
+        assert stored[key_of(first)].status == "PASS"
         assert store.verdict_kinds()[key_of(verdict(1))] == "FAIL"
         digests = store.con.execute("SELECT record, record_digest FROM verdicts").fetchall()
         assert all(d == digest(r) for r, d in digests)

@@ -57,7 +57,7 @@ def check_incremental(spec: TaskSpec, points: Sequence[Point]) -> tuple[list[Bre
     for point in points:
         verdict, outcome = grade(spec, spec.incremental_sql, point,
                                  measure=point.schedule == BUDGET_SCHEDULE)
-        if verdict.verdict != "PASS":
+        if verdict.status != "PASS":
             breaches.append(Breach(point.schedule, point.seed, words.line(verdict)))
         elif point.schedule == BUDGET_SCHEDULE:
             reason = over_budget(outcome.cost, spec.budget)

@@ -184,7 +184,7 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
                                               measure):
                 verdicts.append(verdict)
                 costs.append(outcome.cost)
-                advance(verdict.verdict)
+                advance(verdict.status)
                 if verdict.schedule == "snapshot":
                     from arrivalbench.grading import nondeterminism
 
@@ -208,7 +208,7 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
         click.echo("warning: nondeterministic: a second snapshot replay gave a different final "
                    "table; these verdicts may not reproduce (random(), now(), LIMIT without a "
                    "total order?)", err=True)
-    sys.exit(0 if all(v.verdict == "PASS" for v in verdicts) and differing is None else 1)
+    sys.exit(0 if all(v.status == "PASS" for v in verdicts) and differing is None else 1)
 
 
 # -- explain (one failure, made small) -----------------------------------------------------------

@@ -171,9 +171,9 @@ def _grade_artifact(spec: TaskSpec, script: str, seeds: Sequence[int],
             continue
         verdict, _outcome = grade(spec, script, point,
                                   every_batch=every_batch and point.schedule in spec.hazards)
-        out.append(Graded(point.schedule, point.seed, verdict.verdict,
-                          "" if verdict.verdict == "PASS" else words.line(verdict)))
-        if point.schedule in enough and verdict.verdict != "PASS":
+        out.append(Graded(point.schedule, point.seed, verdict.status,
+                          "" if verdict.status == "PASS" else words.line(verdict)))
+        if point.schedule in enough and verdict.status != "PASS":
             done.add(point.schedule)
     return out
 

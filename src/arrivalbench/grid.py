@@ -35,7 +35,7 @@ from arrivalbench.grading import DEFAULT_SEEDS, check_seeds, plan
 from arrivalbench.store import DEFAULT_RESULTS, Cell, Key, Store, StoredTask, current_versions
 from arrivalbench.task import TaskSpec, builtin_ids, load_spec, load_specs, source_of
 from arrivalbench.values import digest
-from arrivalbench.verdict import KINDS as VERDICTS
+from arrivalbench.verdict import STATUSES as VERDICTS
 from arrivalbench.words import count
 
 DEFAULT_ARMS = armlib.BUILTIN_ARMS
@@ -286,7 +286,7 @@ def _grade(store: Store, planned: Sequence[_Planned], arms: Sequence[str], tasks
                 if result.nondeterministic is not None:
                     store.mark_nondeterministic(result.verdict, result.nondeterministic)
             for _unit, result in batch:
-                advance(result.verdict.verdict)
+                advance(result.verdict.status)
             if stop.requested:  # here, between writes, never inside one
                 raise KeyboardInterrupt
 

@@ -133,7 +133,7 @@ def _rerun(pool: Executor, units: list[Unit], stored: list[StoredVerdict], progr
                 now = result.verdict.json()
                 if now != old.record:
                     mismatches.append(Mismatch(old.key, old.task, old.record, now))
-                advance(result.verdict.verdict)
+                advance(result.verdict.status)
 
         pool.run(units, on_results)
     return sorted(mismatches, key=lambda m: m.key)

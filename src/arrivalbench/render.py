@@ -232,7 +232,7 @@ def grade_document(spec: TaskSpec, verdicts: Sequence[Verdict],
     """With `costs` (one per verdict), each entry also carries its cost."""
     entries: list[JSON] = []
     for index, v in enumerate(verdicts):
-        entry: dict[str, JSON] = {"schedule": v.schedule, "seed": v.seed, "verdict": v.verdict,
+        entry: dict[str, JSON] = {"schedule": v.schedule, "seed": v.seed, "verdict": v.status,
                                   "detail": v.detail}
         cost = costs[index] if costs is not None else None
         if cost is not None:
@@ -271,11 +271,11 @@ def grade_table(spec: TaskSpec, pipeline: Path, verdicts: Sequence[Verdict]) -> 
         table.add_column(f"seed {seed}", justify="center")
     rows: dict[str, dict[int, str]] = {}
     for v in verdicts:
-        rows.setdefault(v.schedule, {})[v.seed] = v.verdict
+        rows.setdefault(v.schedule, {})[v.seed] = v.status
     for schedule, cells in rows.items():
         table.add_row(schedule, *(Text(cells[s], STYLE[cells[s]]) if s in cells else ""
                                   for s in seeds))
-    tally: Counter[str] = Counter(v.verdict for v in verdicts)
+    tally: Counter[str] = Counter(v.status for v in verdicts)
     table.caption = "  ".join(f"{k} {tally[k]}" for k in STYLE if tally[k])
     return Group(Text(f"{pipeline} on {spec.id}"), table)
 
@@ -286,11 +286,11 @@ def failure_details(verdicts: Sequence[Verdict]) -> list[RenderableType]:
     shown: set[str] = set()
     said: dict[str, str] = {}  # explanation -> the first "schedule, seed n" that gave it
     for v in verdicts:
-        if v.verdict == "PASS" or v.schedule in shown:
+        if v.status == "PASS" or v.schedule in shown:
             continue
         shown.add(v.schedule)
         where = f"{v.schedule}, seed {v.seed}"
-        header = Text(f"{where}: {v.verdict}", STYLE[v.verdict])
+        header = Text(f"{where}: {v.status}", STYLE[v.status])
         text = words.terminal(v)
         if text in said:
             blocks.append(header + Text(f", the same as {said[text]}"))

@@ -414,7 +414,7 @@ class Store:
                     "INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT DO NOTHING RETURNING 1",
                     [v.task_digest, v.schedule, v.seed, v.artifact, v.engine_version,
-                     v.harness_version, v.task, v.verdict, record, digest(record)]).fetchall()
+                     v.harness_version, v.task, v.status, record, digest(record)]).fetchall()
                 if row:
                     added += 1
                     self.con.execute("INSERT INTO timings VALUES (?, ?, ?, ?, ?, ?, ?)",

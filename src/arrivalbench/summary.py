@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arrivalbench.grid import Summary
-from arrivalbench.verdict import KINDS as VERDICTS
+from arrivalbench.verdict import STATUSES as VERDICTS
 from arrivalbench.words import count
 
 

@@ -9,15 +9,15 @@ from arrivalbench import semantics
 from arrivalbench.engine import duckdb as duckdb_engine
 from arrivalbench.values import JSON, canonical_json
 
-Kind = Literal["PASS", "FAIL", "ERROR"]
-KINDS: tuple[Kind, ...] = get_args(Kind)
+Status = Literal["PASS", "FAIL", "ERROR"]
+STATUSES: tuple[Status, ...] = get_args(Status)
 SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)
 class Verdict:
     """The outcome of one replay: which task, schedule, seed and script (by digest), on which
-    engine and harness versions, and `verdict` PASS, FAIL or ERROR with its `detail` (empty for
+    engine and harness versions, and its `status` PASS, FAIL or ERROR with its `detail` (empty for
     PASS, the oracle's typed difference for FAIL, phase, batch, statement and message for
     ERROR). `json()` is the canonical record: the same replay gives the same bytes."""
 
@@ -27,7 +27,7 @@ class Verdict:
     seed: int
     schedule_digest: str
     artifact: str
-    verdict: Kind
+    status: Status
     detail: dict[str, JSON] = field(default_factory=dict)
     engine: str = duckdb_engine.NAME
     engine_version: str = duckdb_engine.VERSION
@@ -45,7 +45,7 @@ class Verdict:
             "engine": self.engine,
             "engine_version": self.engine_version,
             "harness_version": self.harness_version,
-            "verdict": self.verdict,
+            "verdict": self.status,
             "detail": self.detail,
         }
 

@@ -37,14 +37,14 @@ def terminal(v: Verdict) -> str:
     """Why `v` is not PASS, over as many lines as it takes: the error and where it stopped, or
     the schema problems, row counts and every example row of the difference."""
     d = v.detail
-    if v.verdict == "ERROR":
+    if v.status == "ERROR":
         return f"{d['phase']} error at {_where(d) or 'start'}: {d['message']}"
     first = d.get("first_divergence")
     if isinstance(first, dict) and d.get("reconverged"):
         head = f"first divergence after batch {first['batch']} (the final table is right)"
         inner = first.get("diff")
         if isinstance(inner, dict) and inner:
-            return head + ":\n" + terminal(replace(v, verdict="FAIL", detail=inner))
+            return head + ":\n" + terminal(replace(v, status="FAIL", detail=inner))
         return head + f": {first.get('error')}"
     lines = [f"schema: {p['problem']} column {p['column']}" +
              (f" (got {p['got']}, expected {p['expected']})" if "got" in p and "expected" in p
@@ -75,10 +75,10 @@ def terminal(v: Verdict) -> str:
 def line(verdict: Verdict) -> str:
     """One line on why a verdict is not PASS (the gate's findings)."""
     d = verdict.detail
-    if verdict.verdict == "ERROR":
+    if verdict.status == "ERROR":
         where = _where(d)
         return f"ERROR ({d.get('phase')}{', ' + where if where else ''}): {d.get('message')}"
-    if verdict.verdict == "PASS":
+    if verdict.status == "PASS":
         return "PASS"
     first = d.get("first_divergence")
     if d.get("reconverged") and isinstance(first, dict):
@@ -109,9 +109,9 @@ def for_model(spec: TaskSpec, verdict: Verdict, statements: Sequence[str] = ()) 
     """What to tell a model about its script after the snapshot test (None after a pass):
     the error in terms of its own statements, or the difference from the expected target.
     Not yet free of hazard words: engine messages can hold some (see `agent.feedback`)."""
-    if verdict.verdict == "PASS":
+    if verdict.status == "PASS":
         return None
-    if verdict.verdict == "ERROR":
+    if verdict.status == "ERROR":
         return _error(spec, verdict.detail, statements)
     return _diff(spec, verdict.detail)
 

@@ -51,7 +51,7 @@ from arrivalbench.idioms import signature
 from arrivalbench.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS, build
 from arrivalbench.task import TaskSpec, load_spec, load_specs, source_of
 from arrivalbench.values import JSON, digest
-from arrivalbench.verdict import KINDS, Verdict
+from arrivalbench.verdict import STATUSES, Verdict
 
 T = TypeVar("T")
 
@@ -132,7 +132,7 @@ def repair_loop(max_turns: int = MAX_TURNS) -> Solver:
             else:
                 script = got.script
                 verdict = await in_engine(snapshot_test, spec, script)
-                record["snapshot_verdict"] = verdict.verdict
+                record["snapshot_verdict"] = verdict.status
                 record["snapshot_detail"] = verdict.detail
                 record["feedback"] = feedback.snapshot(spec, verdict, statements(script))
                 state.store.set(FINAL, script)
@@ -168,12 +168,12 @@ def _grade_plan(spec: TaskSpec, script: str, points: Sequence[Point]) -> list[Ve
 def _flags(verdicts: Sequence[Verdict], hazards: Sequence[str]) -> dict[str, float]:
     by_kind: dict[str, list[str]] = {}
     for v in verdicts:
-        by_kind.setdefault(v.schedule, []).append(v.verdict)
+        by_kind.setdefault(v.schedule, []).append(v.status)
     kind = classify(by_kind, hazards)
     return {
         "snapshot": float(kind.snapshot_pass),
         "controls": float(kind.controls_pass),
-        "all_pass": float(all(v.verdict == "PASS" for v in verdicts)),
+        "all_pass": float(all(v.status == "PASS" for v in verdicts)),
         "silent": float(kind.silent),
         "crash": float(kind.crash),
     }
@@ -186,13 +186,13 @@ def explain(verdicts: Sequence[Verdict]) -> str:
         by_kind.setdefault(v.schedule, []).append(v)
     lines = []
     for kind, group in by_kind.items():
-        tally = Counter(v.verdict for v in group)
-        text = ", ".join(f"{tally[k]} {k}" for k in KINDS if tally[k])
+        tally = Counter(v.status for v in group)
+        text = ", ".join(f"{tally[k]} {k}" for k in STATUSES if tally[k])
         lines.append(f"{kind}: {text}")
     for kind, group in by_kind.items():
-        bad = next((v for v in group if v.verdict != "PASS"), None)
+        bad = next((v for v in group if v.status != "PASS"), None)
         if bad is not None:
-            lines.append(f"\n{kind}, seed {bad.seed}: {bad.verdict}\n{words.terminal(bad)}")
+            lines.append(f"\n{kind}, seed {bad.seed}: {bad.status}\n{words.terminal(bad)}")
     return "\n".join(lines)
 
 
@@ -220,7 +220,7 @@ def verdicts(seeds: int = DEFAULT_SEEDS) -> Scorer:
         graded = await in_engine(_grade_plan, spec, script, points)
         by_kind: dict[str, list[str]] = {}
         for v in graded:
-            by_kind.setdefault(v.schedule, []).append(v.verdict)
+            by_kind.setdefault(v.schedule, []).append(v.status)
         return Score(
             value=_flags(graded, spec.hazards),
             answer=script,

@@ -123,7 +123,7 @@ def pick(spec: TaskSpec, script: str, kind: str | None, seed: int | None,
     for k in kinds_:
         for s in ([0] if k == "snapshot" and seed is None else seeds):
             verdict, _ = judge(spec, script, schedule(spec, k, s), k, s, limits, every_batch=True)
-            if verdict.verdict != "PASS":
+            if verdict.status != "PASS":
                 return k, s
     return None
 

@@ -13,7 +13,7 @@ from arrivalbench.report.definitions import DEFINITIONS, FEW_TASKS, few
 from arrivalbench.task import HAZARDS
 from arrivalbench.values import JSON
 
-Kind = Literal["text", "int", "metric", "number"]
+Format = Literal["text", "int", "metric", "number"]
 DASH = "\u2013"  # an undefined value
 
 LABELS = {
@@ -35,7 +35,7 @@ LABELS = {
 class Column:
     key: str
     label: str
-    kind: Kind
+    kind: Format
 
 
 @dataclass(frozen=True)
