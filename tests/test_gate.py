@@ -135,12 +135,14 @@ def test_catches_a_ticket_that_leaks_a_hazard_word(tmp_path: Path,
     code, out, err = cli(capsys, "gate", str(folder), "--workers", "1")
     assert code == 1
     lines = out.splitlines()
-    assert [line.split(": ")[:4] for line in lines] == [
+    assert sorted(line.split(": ")[:4] for line in lines) == [
+        ["store_daily_revenue", "leakage", "schedule -, seed -",
+         "the budget prompt names a hazard"],
         ["store_daily_revenue", "leakage", "schedule -, seed -", "the ticket names a hazard"],
         ["store_daily_revenue", "leakage", "schedule -, seed -",
          "the unhinted prompt names a hazard"]]
     assert all("'late' (lateness)" in line for line in lines)
-    assert err.count("\n") == 1 and "2 failed checks in 1 of 1 tasks" in err
+    assert err.count("\n") == 1 and "3 failed checks in 1 of 1 tasks" in err
 
 
 def test_catches_a_gold_that_fails_a_declared_hazard(tmp_path: Path) -> None:
