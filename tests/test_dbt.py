@@ -235,6 +235,7 @@ def test_schema_evolution_reaches_a_source_in_another_schema(spec: TaskSpec,
 def test_run_submissions_grades_a_folder_of_dbt_projects(tmp_path: Path) -> None:
     from arrivalbench import grid
     from arrivalbench.executors import Result, Unit, compute
+    from arrivalbench.regrade import regrade
     from arrivalbench.store import Store
 
     subs = tmp_path / "subs"
@@ -263,6 +264,10 @@ def test_run_submissions_grades_a_folder_of_dbt_projects(tmp_path: Path) -> None
         stored = [store.artifact_sql(a) for a in {u.artifact for u in pool.units}]
     assert len(stored) == 1 and stored[0].startswith("-- dbt project sha256:")
     assert isinstance(compute(pool.units[0]), Result)  # the stored digest still matches
+    again = OneSchedule()
+    checked = regrade(results, executor=again, progress=False, warn=lambda m: None)
+    assert {u.project for u in again.units} == {str((subs / TASK).resolve())}
+    assert checked.checked == 1 and checked.mismatches == []  # the project, not its SQL, re-ran
     (subs / TASK / "models" / "ad_clicks.sql").write_text("select 1 as click_id")
     with pytest.raises(Exception, match="the dbt project changed since it was stored"):
         compute(pool.units[0])

@@ -77,8 +77,11 @@ def regrade(results: Path | str = DEFAULT_RESULTS, sample: int | None = None,
             candidates = sorted(random.Random(SAMPLE_SEED).sample(candidates, sample),
                                 key=lambda v: v.key)
         scripts = {a: store.artifact_sql(a) for a in sorted({v.key[3] for v in candidates})}
+        # A dbt project's stored text is the SQL it compiled: replay the project itself.
+        projects = {c.artifact: str(c.provenance["file"]) for c in store.cells()
+                    if c.artifact is not None and c.provenance.get("dbt_project")}
         marked = store.nondeterministic()
-    units = [_unit(v, specs, scripts) for v in candidates]
+    units = [_unit(v, specs, scripts, projects) for v in candidates]
     found = _rerun(pool, units, candidates, progress)
     chance = [m for m in found if (m.key[0], m.key[3]) in marked]
     mismatches = [m for m in found if (m.key[0], m.key[3]) not in marked]
@@ -114,11 +117,12 @@ def _tasks(store: Store, verdicts: list[StoredVerdict], note: Warn
 
 
 def _unit(v: StoredVerdict, specs: dict[str, tuple[TaskSpec, str] | None],
-          scripts: dict[str, str]) -> Unit:
+          scripts: dict[str, str], projects: dict[str, str]) -> Unit:
     found = specs[v.key[0]]
     assert found is not None
     spec, source = found
-    return Unit(source, spec.digest, v.key[3], scripts[v.key[3]], v.key[1], v.key[2])
+    return Unit(source, spec.digest, v.key[3], scripts[v.key[3]], v.key[1], v.key[2],
+                projects.get(v.key[3]))
 
 
 def _rerun(pool: Executor, units: list[Unit], stored: list[StoredVerdict], progress: bool
