@@ -25,6 +25,7 @@ from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.log import Log, load_log
 from arrivalbench.schedules import Batch, Ref, Schedule
 from arrivalbench.task import TaskSpec
+from arrivalbench.textfile import read_text
 from arrivalbench.values import JSON, canonical_json, to_json
 
 PLAN_VERSION = 1
@@ -84,16 +85,8 @@ def document(spec: TaskSpec, schedule: Schedule, log: Log | None = None) -> dict
 
 
 def load(spec: TaskSpec, path: Path) -> Schedule:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PlanError(f"{path}: no such plan file; give the path of a plan (.json)") from None
-    except IsADirectoryError:
-        raise PlanError(f"{path}: is a folder; give the path of a plan (.json)") from None
-    except UnicodeDecodeError:
-        raise PlanError(f"{path}: not UTF-8 text; save the plan as UTF-8 JSON") from None
-    except OSError as exc:
-        raise PlanError(f"{path}: cannot be read ({exc.strerror})") from None
+    text = read_text(path, PlanError, what="a plan (.json)",
+                     missing="no such plan file; give the path of a plan (.json)")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -86,13 +86,19 @@ def line(verdict: Verdict) -> str:
         inner = replace(verdict, detail=first.get("diff") or {})
         return (f"diverges after batch {first['batch']} (the final table is right): "
                 + (line(inner) if first.get("diff") else f"{first.get('error')}"))
-    parts = [f"{p['problem']} column {p['column']}" for p in d.get("schema", [])]
-    parts += [f"{n} {kind}" for kind, n in d.get("counts", {}).items() if n]
-    rows = d.get("rows", {})
-    text = "FAIL: " + ", ".join(parts)
-    if rows:
-        text += f" (expected {rows['expected']} rows, got {rows['got']})"
-    for kind, examples in d.get("examples", {}).items():
+    return "FAIL: " + diff_line(d)
+
+
+def diff_line(diff: Mapping[str, JSON], rows: bool = True) -> str:
+    """A typed difference in one line: schema problems and counts, the row counts (unless
+    `rows` is false), and the first example."""
+    parts = [f"{p['problem']} column {p['column']}" for p in diff.get("schema", [])]
+    parts += [f"{n} {kind}" for kind, n in diff.get("counts", {}).items() if n]
+    text = ", ".join(parts)
+    counted = diff.get("rows", {})
+    if rows and counted:
+        text += f" (expected {counted['expected']} rows, got {counted['got']})"
+    for kind, examples in diff.get("examples", {}).items():
         example = examples[0]
         text += f"; e.g. {kind} {canonical_json(example.get('key'))}"
         if kind == "changed":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from arrivalbench import words
 from arrivalbench.checkpoints import Checked
 from arrivalbench.log import load_log
 from arrivalbench.plans import record_key
@@ -88,16 +89,4 @@ def spec_column(_entry: dict[str, JSON]) -> str:
 
 
 def diff_line(diff: dict[str, JSON]) -> str:
-    from arrivalbench.values import canonical_json
-
-    parts = [f"{p['problem']} column {p['column']}" for p in diff.get("schema", [])]
-    parts += [f"{n} {k}" for k, n in diff.get("counts", {}).items() if n]
-    text = ", ".join(parts)
-    for kind, examples in diff.get("examples", {}).items():
-        ex = examples[0]
-        text += f"; e.g. {kind} {canonical_json(ex.get('key'))}"
-        if kind == "changed":
-            text += (f" {ex['column']}: got {canonical_json(ex['got'])}, expected "
-                     f"{canonical_json(ex['expected'])}")
-        break
-    return text
+    return words.diff_line(diff, rows=False)
