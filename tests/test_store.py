@@ -84,7 +84,7 @@ def test_verdicts_are_keyed_and_a_key_is_stored_once(tmp_path: Path) -> None:
         assert store.graded_keys() == {key_of(first), key_of(verdict(1))}
         stored = {v.key: v for v in store.verdicts()}
         assert stored[key_of(first)].record == first.json()
-        assert stored[key_of(first)].status == "PASS"
+        assert stored[key_of(first)].verdict == "PASS"
         assert store.verdict_kinds()[key_of(verdict(1))] == "FAIL"
         digests = store.con.execute("SELECT record, record_digest FROM verdicts").fetchall()
         assert all(d == digest(r) for r, d in digests)
