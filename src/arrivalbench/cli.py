@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+import signal
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -527,6 +528,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         command = exc.ctx.command_path if exc.ctx else "arrivalbench"
         fail(f"{exc.format_message()} (see '{command} --help')")
     except (click.Abort, KeyboardInterrupt):
+        # A second Ctrl-C while the interpreter shuts down would turn exit 130 into 1.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         click.echo("arrivalbench: interrupted", err=True)
         sys.exit(INTERRUPTED)
     except click.ClickException as exc:
