@@ -19,6 +19,7 @@ from arrivalbench.engine import Limits
 from arrivalbench.engine.cost import Cost, check_measurable
 from arrivalbench.engine.duckdb import NAME as ENGINE_NAME
 from arrivalbench.errors import REPORT_BUGS, ArrivalBenchError, missing_extra
+from arrivalbench.explain import DEFAULT_BUDGET as EXPLAIN_BUDGET
 from arrivalbench.grading import DEFAULT_SEEDS, grade_all, plan
 from arrivalbench.prompts import DEFAULT_VARIANT, VARIANTS
 from arrivalbench.schedules import KINDS
@@ -222,8 +223,8 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
               help="The schedule to explain. Default: the first failing one of a default grade.")
 @click.option("--seed", type=click.IntRange(min=0),
               help="The seed to explain. Default: the first failing one, 0..4.")
-@click.option("--budget", type=click.IntRange(min=1), default=400, show_default=True,
-              help="Replays the shrinking may use.")
+@click.option("--budget", type=click.IntRange(min=1), default=EXPLAIN_BUDGET,
+              show_default=True, help="Replays the shrinking may use.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path),
               help="Write a repro bundle here (a new or empty folder).")
 @click.option("--timeout", type=click.FloatRange(min=0.01), default=Limits.statement_seconds,
@@ -350,7 +351,7 @@ def run_command(arm_names: Sequence[str], submissions: Path | None, arm_name: st
                        measure=measure)
     out.print(summary_table(summary, out.width))
     if then_explain:
-        explain_study(results, 400, (), Limits())
+        explain_study(results, EXPLAIN_BUDGET, (), Limits())
 
 
 @app.command("regrade")
