@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from arrivalbench.artifacts import Artifact
-from arrivalbench.engine import Failure, Limits, Table
+from arrivalbench.engine import DEFAULT_ENGINE, EngineName, Failure, Limits, Table
 from arrivalbench.engine import duckdb as engine
 from arrivalbench.errors import TaskError
 from arrivalbench.log import load_log
@@ -144,7 +144,8 @@ def _chains(sets: list[frozenset[Ref]]) -> list[list[frozenset[Ref]]]:
 
 
 def replay_checked(spec: TaskSpec, script: Artifact | str, schedule: Schedule,
-                   limits: Limits = Limits(), measure: bool = False) -> Checked:
+                   limits: Limits = Limits(), measure: bool = False,
+                   engine_name: EngineName = DEFAULT_ENGINE) -> Checked:
     """A replay that also reads the target after every completed run and compares it."""
     tables: list[tuple[int, Table | None, str | None]] = []
 
@@ -160,7 +161,7 @@ def replay_checked(spec: TaskSpec, script: Artifact | str, schedule: Schedule,
         except Failure as failure:
             tables.append((number, None, failure.message))
 
-    outcome = replay(spec, script, schedule, limits, after_run, measure)
+    outcome = replay(spec, script, schedule, limits, after_run, measure, engine_name)
     if outcome.failure is None and last in delivered(schedule):
         tables.append((last, outcome.table, None))
     elif outcome.failure is not None and outcome.failure.phase == "read-target" and \

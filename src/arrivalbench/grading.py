@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arrivalbench.artifacts import Artifact
-from arrivalbench.engine import Failure, Limits
-from arrivalbench.engine import duckdb as engine
+from arrivalbench.engine import DEFAULT_ENGINE, EngineName, Failure, Limits, backend
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.log import load_log
 from arrivalbench.oracle import compare
@@ -68,7 +67,8 @@ def artifact_digest(artifact: Artifact | str) -> str:
 
 
 def grade(spec: TaskSpec, script: Artifact | str, point: Point, limits: Limits = Limits(),
-          every_batch: bool = False, measure: bool = False) -> tuple[Verdict, Outcome]:
+          every_batch: bool = False, measure: bool = False,
+          engine_name: EngineName = DEFAULT_ENGINE) -> tuple[Verdict, Outcome]:
     """The verdict of one replay: build the schedule of `point`, replay `script` on it and
     compare the target with the reference (with `every_batch`, after every completed run too).
     An `ERROR` when the replay stopped, a `FAIL` with the typed difference when the target
@@ -76,24 +76,26 @@ def grade(spec: TaskSpec, script: Artifact | str, point: Point, limits: Limits =
     beside it. Raises TaskError only when the task itself is broken (its reference)."""
     sched = schedule(spec, point.schedule, point.seed)
     return judge(spec, script, sched, point.schedule, point.seed, limits, every_batch,
-                 measure=measure)
+                 measure=measure, engine_name=engine_name)
 
 
 def judge(spec: TaskSpec, script: Artifact | str, sched: Schedule, kind: str, seed: int,
           limits: Limits = Limits(), every_batch: bool = False, plan: bool = False,
-          measure: bool = False) -> tuple[Verdict, Outcome]:
+          measure: bool = False, engine_name: EngineName = DEFAULT_ENGINE
+          ) -> tuple[Verdict, Outcome]:
     """Replay `sched` and judge its final table (and, with `every_batch`, the table after each
     completed run). A generated schedule delivers the whole log, so its final table is judged
     against the reference over the complete log; an explicit `plan` may deliver less, and is
-    judged against the reference over what it delivered."""
+    judged against the reference over what it delivered. The artifact runs on `engine_name`;
+    the reference is always DuckDB's."""
     from arrivalbench.checkpoints import final_delivered, reference_over, replay_checked
 
     checks = None
     if every_batch:
-        checked = replay_checked(spec, script, sched, limits, measure)
+        checked = replay_checked(spec, script, sched, limits, measure, engine_name)
         outcome, checks = checked.outcome, checked
     else:
-        outcome = replay(spec, script, sched, limits, measure=measure)
+        outcome = replay(spec, script, sched, limits, measure=measure, engine_name=engine_name)
     detail: dict[str, JSON]
     if outcome.failure is not None:
         f = outcome.failure
@@ -118,30 +120,32 @@ def judge(spec: TaskSpec, script: Artifact | str, sched: Schedule, kind: str, se
             else:
                 verdict = "FAIL"
             detail["reconverged"] = True
+    engine = backend(engine_name)
     return Verdict(spec.id, spec.digest, kind, seed, sched.digest, artifact_digest(script),
-                   verdict, detail), outcome  # type: ignore[arg-type]
+                   verdict, detail, engine.NAME, engine.version()  # type: ignore[arg-type]
+                   ), outcome
 
 
 def grade_all(spec: TaskSpec, script: Artifact | str, points: Iterable[Point],
-              limits: Limits = Limits(), every_batch: bool = False, measure: bool = False
-              ) -> Iterator[tuple[Verdict, Outcome]]:
+              limits: Limits = Limits(), every_batch: bool = False, measure: bool = False,
+              engine_name: EngineName = DEFAULT_ENGINE) -> Iterator[tuple[Verdict, Outcome]]:
     """`grade` for each point of a plan, lazily, in order. The reference is computed first, so a
     broken task raises TaskError before any replay runs."""
     expected(spec, limits)  # a broken reference is the task's fault: raise before any replay
     for point in points:
-        yield grade(spec, script, point, limits, every_batch, measure)
+        yield grade(spec, script, point, limits, every_batch, measure, engine_name)
 
 
 PLAN_KIND = "plan"  # the schedule name of a verdict on an explicit plan
 
 
 def grade_plan(spec: TaskSpec, script: str, path: Path, limits: Limits = Limits(),
-               every_batch: bool = False) -> Verdict:
+               every_batch: bool = False, engine_name: EngineName = DEFAULT_ENGINE) -> Verdict:
     """Replay the explicit plan in `path`; its verdict is filed under schedule `plan`."""
     from arrivalbench import plans
 
     sched = plans.load(spec, path)
-    with engine.database(limits) as db:
+    with backend(engine_name).database(limits) as db:
         try:
             count = len(db.split(script))
         except Failure:
@@ -149,17 +153,20 @@ def grade_plan(spec: TaskSpec, script: str, path: Path, limits: Limits = Limits(
     if count is not None:
         plans.check_statements(sched, count, str(path))
     expected(spec, limits)
-    return judge(spec, script, sched, PLAN_KIND, 0, limits, every_batch, plan=True)[0]
+    return judge(spec, script, sched, PLAN_KIND, 0, limits, every_batch, plan=True,
+                 engine_name=engine_name)[0]
 
 
-def nondeterminism(spec: TaskSpec, script: Artifact | str, first: Outcome, limits: Limits = Limits()
+def nondeterminism(spec: TaskSpec, script: Artifact | str, first: Outcome,
+                   limits: Limits = Limits(), engine_name: EngineName = DEFAULT_ENGINE
                    ) -> dict[str, JSON] | None:
     """Replay `snapshot` once more and compare with `first`, its earlier outcome: None when
     both give the same final table (as multisets) or the same error, else the rows that
     differ. A pipeline whose result depends on chance (random(), now(), LIMIT without a total
     order) gets verdicts that a regrade could contradict; one more snapshot replay per artifact
     catches the common cases at the price of one replay."""
-    second = replay(spec, script, schedule(spec, "snapshot", 0), limits)
+    second = replay(spec, script, schedule(spec, "snapshot", 0), limits,
+                    engine_name=engine_name)
     if first.failure is not None or second.failure is not None:
         a, b = first.failure, second.failure
         if a is not None and b is not None and (a.phase, a.batch, a.message) == \

@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from arrivalbench.artifacts import Artifact
 from arrivalbench.artifacts.script import Script
-from arrivalbench.engine import Failure, Limits, Table
+from arrivalbench.engine import DEFAULT_ENGINE, EngineName, Failure, Limits, Table, backend
 from arrivalbench.engine import duckdb as engine
 from arrivalbench.engine.cost import Cost, Meter
 from arrivalbench.errors import TaskError
@@ -78,7 +78,7 @@ AfterRun = Callable[[int, engine.Database], None]
 
 def replay(spec: TaskSpec, artifact: Artifact | str, schedule: Schedule,
            limits: Limits = Limits(), after_run: AfterRun | None = None,
-           measure: bool = False) -> Outcome:
+           measure: bool = False, engine_name: EngineName = DEFAULT_ENGINE) -> Outcome:
     """Run `artifact` (an artifact, or the text of a SQL script) once per batch of `schedule` in
     one fresh sandboxed database, then read the target. Before each run `incoming` holds exactly
     that batch's records; a batch with an abort point stops its run there. Returns the target
@@ -87,14 +87,15 @@ def replay(spec: TaskSpec, artifact: Artifact | str, schedule: Schedule,
 
     `after_run(batch, db)`, when given, is called after each run that was not aborted (the
     every-batch check reads the target there). With `measure`, the outcome also carries the
-    replay's cost (of the runs that ran); only a SQL script's statements are measured."""
+    replay's cost (of the runs that ran); only a SQL script's statements are measured.
+    `engine_name` chooses the engine the artifact runs on; the reference is DuckDB's always."""
     if isinstance(artifact, str):
         artifact = Script(artifact)
     staged = deliveries(spec, load_log(spec), schedule)
     meter = Meter() if measure and isinstance(artifact, Script) else None
     records = sum(t.num_rows for t in staged.tables.values())
     start = time.perf_counter()
-    with engine.database(limits) as db:
+    with backend(engine_name).database(limits) as db:
         db.meter = meter
         try:
             run = artifact.start(db)

@@ -1,13 +1,37 @@
-"""The engine seam: everything that executes SQL sits behind it.
+"""The engine seam: everything that executes a pipeline sits behind it.
 
-`replay` and the oracle see only these values; `engine.duckdb` is the one implementation.
+`replay` and the oracle see only these values and the `Database` of the engine a replay runs
+on: `engine.duckdb` (the default, and the engine of every reference) or `engine.postgres`.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 from dataclasses import dataclass
-from typing import Literal
+from types import ModuleType
+from typing import Literal, get_args
+
+from arrivalbench.errors import ArrivalBenchError
+
+EngineName = Literal["duckdb", "postgres"]
+ENGINES: tuple[EngineName, ...] = get_args(EngineName)
+DEFAULT_ENGINE: EngineName = "duckdb"
+
+
+def check_engine(name: str) -> EngineName:
+    """`name` as an engine name, or a one-line error listing the engines."""
+    if name not in ENGINES:
+        raise ArrivalBenchError(f"unknown engine {name!r}; engines: {', '.join(ENGINES)}")
+    return name  # type: ignore[return-value]
+
+
+def backend(name: EngineName) -> ModuleType:
+    """The module of engine `name`: `NAME`, `version()` (a function: PostgreSQL's asks its
+    binaries) and `database(limits)`, a context manager giving one replay's `Database`.
+    Imported on first use, so that an engine's extra is needed only by who uses it."""
+    return importlib.import_module(f"arrivalbench.engine.{check_engine(name)}")
+
 
 Phase = Literal["load", "run", "read-target", "timeout", "memory", "sandbox"]
 

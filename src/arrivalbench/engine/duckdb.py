@@ -26,6 +26,10 @@ from arrivalbench.engine import Failure, Limits, Phase, Table, cost, normalize_m
 NAME = "duckdb"
 VERSION = duckdb.__version__
 
+
+def version() -> str:
+    return VERSION
+
 # SET also covers RESET and USE; LOAD covers INSTALL.
 _REFUSED = {
     duckdb.StatementType.SET: "changes a setting",
