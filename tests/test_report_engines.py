@@ -272,8 +272,10 @@ def test_report_files_show_the_comparison(both: tuple[Path, report.Written]) -> 
     assert "`solo`: postgres" in md
     assert "| gold | t3 | 0 | snapshot | P | E |" in md
     assert "| m | t1 | 0 | late_arrival | PF | PP |" in md
-    # only cells with some disagreement are listed cell by cell; g2 agrees everywhere
-    assert "| gold | t1 | 0 | 9 | 8 |" in md and "| gold | t2 | 0 |" not in md
+    # only cells with some disagreement are listed cell by cell; g2 and m3 agree everywhere
+    assert (out / "engine_cells.csv").read_text(encoding="utf-8").splitlines() == [
+        "arm,task,replicate,replays,agree", "gold,t1,0,9,8", "gold,t3,0,9,6", "m,t1,0,9,8"]
+    assert "| gold | t1 | 0 | 9 | 8 |" in md
     assert "**Engine comparison**" in md
     html = (out / "report.html").read_text(encoding="utf-8")
     assert 'id="engine_agreement"' in html and 'id="engine_split"' in html
@@ -328,9 +330,15 @@ def test_postgres_verdicts_leave_the_duckdb_numbers_alone(tmp_path: Path) -> Non
     assert doc["engines"] == {"alpha": "duckdb", "m:unhinted": "duckdb",
                               "negatives": "duckdb"}
     assert list(doc["engine_comparison"]["arms"]) == ["alpha"]
-    # every PostgreSQL verdict is FAIL, so the engines agree exactly where DuckDB fails:
-    # a1 3 of 9 replays... derived: a1 (t1) has 1 F in 9, a2 (t2) 1 E... none agree with F
-    # but a1's duplicates seed 1 and a2's trickle seed 1 (both F on DuckDB)
+    # every PostgreSQL verdict is FAIL, so the engines agree exactly on DuckDB's FAILs:
+    # a1 1 of 9 replays (duplicates seed 1), a2 1 of 11 (trickle seed 1; its crash_retry E
+    # is no FAIL), a3 3 of 9 (snapshot, duplicates FF)
     agreement = doc["engine_comparison"]["arms"]["alpha"]["agreement"]["all"]
-    # a1 1/9, a2 1/11 (snapshot, 4 control, 6 hazard replays), a3 3/9 (snapshot F, dup FF)
     assert agreement["value"] == r6((1 / 9 + 1 / 11 + 3 / 9) / 3)
+
+
+def test_every_engine_key_is_documented(both: tuple[Path, report.Written]) -> None:
+    from test_report_docs import patterns, undocumented
+
+    doc = json.loads((both[1].out / "metrics.json").read_text(encoding="utf-8"))
+    assert list(undocumented(doc, patterns())) == []
