@@ -34,9 +34,20 @@ from typing import Any
 
 import duckdb
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arrivalbench import report
 from arrivalbench.cli import main
+from arrivalbench.report.engines import (
+    Matched,
+    arm_comparison,
+    graded_engines,
+    main_engines,
+    schedule_order,
+)
+from arrivalbench.report.load import CellRow, VerdictRow
+from arrivalbench.task import HAZARDS
 from arrivalbench.values import canonical_json, digest
 from test_report_golden import (
     CONTROLS_OK,
@@ -342,3 +353,67 @@ def test_every_engine_key_is_documented(both: tuple[Path, report.Written]) -> No
 
     doc = json.loads((both[1].out / "metrics.json").read_text(encoding="utf-8"))
     assert list(undocumented(doc, patterns())) == []
+
+
+# -- properties of the comparison ----------------------------------------------------------------
+
+VERDICT = st.sampled_from(["PASS", "FAIL", "ERROR"])
+
+
+@st.composite
+def matched(draw: st.DrawFn) -> list[Matched]:
+    """Cells on up to three tasks, each with a snapshot pair and some hazard seeds."""
+    cells = []
+    for i in range(draw(st.integers(1, 5))):
+        pairs = {("snapshot", 0): (draw(VERDICT), draw(VERDICT))}
+        for hazard in draw(st.sets(st.sampled_from(HAZARDS), max_size=3)):
+            for seed in range(draw(st.integers(1, 3))):
+                pairs[(hazard, seed)] = (draw(VERDICT), draw(VERDICT))
+        cells.append(Matched(f"t{draw(st.integers(0, 2))}", i,
+                             dict(sorted(pairs.items(), key=lambda kv: schedule_order(kv[0])))))
+    return sorted(cells, key=lambda c: (c.task, c.replicate))
+
+
+def swapped(cells: list[Matched]) -> list[Matched]:
+    return [Matched(c.task, c.replicate, {k: (b, a) for k, (a, b) in c.pairs.items()})
+            for c in cells]
+
+
+@settings(max_examples=60, deadline=None)
+@given(matched())
+def test_swapping_the_engines_mirrors_the_comparison(cells: list[Matched]) -> None:
+    one = arm_comparison(cells, 0, seed=3, resamples=50)
+    two = arm_comparison(swapped(cells), 0, seed=3, resamples=50)
+    assert one["agreement"] == two["agreement"] and one["per_cell"] == two["per_cell"]
+    for name, sides in one["pass_rates"].items():  # type: ignore[union-attr]
+        other = two["pass_rates"][name]  # type: ignore[index, call-overload]
+        assert (sides["duckdb"], sides["postgres"]) == (other["postgres"], other["duckdb"])
+        d, e = sides["difference"], other["difference"]
+        assert d["n"] == e["n"]
+        if d["value"] is not None:
+            assert d["value"] == pytest.approx(-e["value"], abs=1e-6)
+    assert one["split"] == [{**r, "duckdb": r["postgres"], "postgres": r["duckdb"]}
+                            for r in two["split"]]  # type: ignore[union-attr]
+
+
+@settings(max_examples=60, deadline=None)
+@given(matched())
+def test_agreement_and_split_follow_the_pairs(cells: list[Matched]) -> None:
+    doc: Any = arm_comparison(cells, 0, seed=0, resamples=20)
+    same = all(a == b for c in cells for a, b in c.pairs.values())
+    assert (doc["agreement"]["all"]["value"] == 1.0) == same
+    assert doc["replays"] == sum(r["replays"] for r in doc["per_cell"])
+    if same:
+        assert doc["split"] == []
+    for row in doc["split"]:  # exactly one side passes every seed
+        assert (set(row["duckdb"]) == {"P"}) != (set(row["postgres"]) == {"P"})
+
+
+def test_an_arm_without_verdicts_reads_duckdb() -> None:
+    cells = [CellRow("x", "t", "d", 0, "a"), CellRow("y", "t", "d", 0, None),
+             CellRow("z", "t", "d", 0, "b")]
+    verdicts = [VerdictRow("d", "b", "snapshot", 0, "PASS", engine="postgres"),
+                VerdictRow("d", "b", "chaos", 0, "PASS")]  # chaos is not read
+    graded = graded_engines(cells, verdicts)
+    assert graded == {"x": (), "y": (), "z": ("postgres",)}
+    assert main_engines(graded) == {"x": "duckdb", "y": "duckdb", "z": "postgres"}

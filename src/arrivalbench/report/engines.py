@@ -90,7 +90,7 @@ class Matched:
                          {k: tuple(v) for k, v in by.items() if k in HAZARDS})
 
 
-def _order(key: Key) -> tuple[int, int]:
+def schedule_order(key: Key) -> tuple[int, int]:
     return SCHEDULES.index(key[0]), key[1]
 
 
@@ -118,7 +118,7 @@ def matched_cells(cells: Iterable[CellRow], on: ByEngine) -> tuple[list[Matched]
             continue
         a = on[DEFAULT_ENGINE].get((c.task_digest, c.artifact), {})
         b = on[SECOND].get((c.task_digest, c.artifact), {})
-        common = sorted(a.keys() & b.keys(), key=_order)
+        common = sorted(a.keys() & b.keys(), key=schedule_order)
         if common:
             matched.append(Matched(c.task, c.replicate, {k: (a[k], b[k]) for k in common}))
         elif a or b:
