@@ -39,6 +39,7 @@ from hypothesis import strategies as st
 
 from arrivalbench import report
 from arrivalbench.cli import main
+from arrivalbench.cli import out as console
 from arrivalbench.report.engines import (
     Matched,
     arm_comparison,
@@ -305,6 +306,7 @@ def test_terminal_shows_the_comparison(both: tuple[Path, report.Written], tmp_pa
     assert "gold t3 replicate 0 snapshot: duckdb P, postgres E" in out
     assert "m t1 replicate 0 late_arrival: duckdb PF, postgres PP" in out
     assert "solo (postgres)" in out  # its column reads PostgreSQL's verdicts
+    assert max(len(line) for line in out.splitlines()) <= console.width  # 80 when captured
 
 
 # -- the absent case -----------------------------------------------------------------------------

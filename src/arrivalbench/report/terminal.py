@@ -120,13 +120,15 @@ def engine_table(doc: Mapping[str, Any]) -> Table:
     table = Table(title=f"{engine_title(c).replace('Engines', 'engines')}: agreement on the "
                         "replays both graded, pass rates side by side (task means, 95% "
                         "intervals)",
-                  caption="all rates with their intervals: engine_pass_rates.csv",
-                  caption_justify="left", title_justify="left", box=box.SIMPLE_HEAD)
+                  caption=f"difference: {b} \u2212 {a}; every rate with its interval: "
+                          "engine_pass_rates.csv",
+                  caption_justify="left", title_justify="left", box=box.SIMPLE_HEAD,
+                  pad_edge=False, show_edge=False)
     table.add_column("", no_wrap=True)
     table.add_column("agreement", justify="right", no_wrap=True)
     for label in (a, b):
         table.add_column(label, justify="right")
-    table.add_column(f"{b} \u2212 {a}", justify="right", no_wrap=True)
+    table.add_column("difference", justify="right", no_wrap=True)
     for arm, e in c["arms"].items():
         table.add_row(f"[bold]{arm}[/bold]", _cell(e["agreement"]["all"]), "", "", "")
         for schedule, m in e["agreement"].items():
@@ -136,7 +138,7 @@ def engine_table(doc: Mapping[str, Any]) -> Table:
             sides = ("", "", "") if rate is None or rate[a]["value"] is None else (
                 fmt_number(rate[a]["value"]), fmt_number(rate[b]["value"]),
                 _cell(rate["difference"]))
-            table.add_row(f"  {schedule}", _cell(m), *sides)
+            table.add_row(f" {schedule}", _cell(m), *sides)
         table.add_section()
     return table
 
