@@ -419,3 +419,13 @@ def test_an_arm_without_verdicts_reads_duckdb() -> None:
     graded = graded_engines(cells, verdicts)
     assert graded == {"x": (), "y": (), "z": ("postgres",)}
     assert main_engines(graded) == {"x": "duckdb", "y": "duckdb", "z": "postgres"}
+
+
+def test_newest_verdict_is_chosen_within_each_engine() -> None:
+    from arrivalbench.report.metrics import newest_verdicts
+
+    rows = [VerdictRow("d", "a", "duplicates", 0, "PASS", "2.0.1", "0.10.0"),
+            VerdictRow("d", "a", "duplicates", 0, "FAIL", "18.6", "0.10.0", engine="postgres"),
+            VerdictRow("d", "a", "duplicates", 0, "ERROR", "18.5", "0.10.0", engine="postgres")]
+    assert [(v.engine, v.verdict) for v in newest_verdicts(rows)] == [("duckdb", "PASS"),
+                                                                      ("postgres", "FAIL")]
