@@ -13,12 +13,18 @@ CREATE TABLE invoice_lines_taxed AS
 WITH priced AS (
     SELECT
         *,
-        CAST(round(quantity * unit_price * (100 - COALESCE(discount_pct, 0)) / 100, 2)
-             AS DECIMAL(12,2)) AS net_amount,
+        -- The reference divides in double precision and rounds that double: a net amount ending
+        -- in half a cent goes down when the nearest double lies below it, which is so when the
+        -- amount's fraction of a unit in the last place (2^(e-52)) is under one half.
+        CAST(CASE WHEN mod(n.net * 1000, 10) <> 5 THEN round(n.net, 2)
+                  WHEN mod(abs(n.net) * power(2::numeric, 52 - floor(log(2, abs(n.net)))), 1) < 0.5
+                  THEN trunc(n.net, 2)
+                  ELSE round(n.net, 2) END AS DECIMAL(12,2)) AS net_amount,
         CAST(CASE tax_region
             WHEN 'DE' THEN 0.19 WHEN 'FR' THEN 0.20 WHEN 'NL' THEN 0.21 WHEN 'CH' THEN 0.081
             WHEN 'US-CA' THEN 0.0725 WHEN 'US-NY' THEN 0.04 ELSE 0 END AS DECIMAL(6,4)) AS tax_rate
     FROM invoice_lines_raw
+    CROSS JOIN LATERAL (SELECT quantity * unit_price * (100 - COALESCE(discount_pct, 0)) / 100 AS net) AS n
 )
 SELECT
     line_id,
