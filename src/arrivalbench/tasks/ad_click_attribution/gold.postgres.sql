@@ -54,7 +54,8 @@ FROM (
         i.impression_id,
         i.campaign_id,
         row_number() OVER (PARTITION BY c.click_id
-                           ORDER BY i.served_at DESC NULLS LAST, i.impression_id DESC) AS rn
+                           ORDER BY i.served_at DESC NULLS LAST,
+                                    i.impression_id DESC NULLS LAST) AS rn
     FROM click_history AS c
     LEFT JOIN impression_history AS i
       ON i.user_id = c.user_id

@@ -31,7 +31,8 @@ FROM (
         i.impression_id,
         i.campaign_id,
         row_number() OVER (PARTITION BY c.click_id
-                           ORDER BY i.served_at DESC NULLS LAST, i.impression_id DESC) AS rn
+                           ORDER BY i.served_at DESC NULLS LAST,
+                                    i.impression_id DESC NULLS LAST) AS rn
     FROM (SELECT DISTINCT ON (click_id) click_id, user_id, clicked_at
           FROM incoming.clicks
           WHERE click_id NOT IN (SELECT click_id FROM attributed_clicks)
