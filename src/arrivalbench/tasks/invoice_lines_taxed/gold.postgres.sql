@@ -22,9 +22,10 @@ SELECT
     line_id, invoice_id, customer_id, sku, billed_at,
     -- The reference divides in double precision and rounds that double: a net amount ending
     -- in half a cent goes down when the nearest double lies below it, which is so when the
-    -- amount's fraction of a unit in the last place (2^(e-52)) is under one half.
-    CAST(CASE WHEN mod(n.net * 1000, 10) <> 5 THEN round(n.net, 2)
-              WHEN mod(abs(n.net) * power(2::numeric, 52 - floor(log(2, abs(n.net)))), 1) < 0.5
+    -- amount, counted in units of the last place (2^(e-52)), rounds down to a whole number.
+    CAST(CASE WHEN mod(abs(n.net) * 1000, 10) <> 5 THEN round(n.net, 2)
+              WHEN round(abs(n.net) * power(2::numeric, 52 - floor(log(2, abs(n.net)))))
+                   < abs(n.net) * power(2::numeric, 52 - floor(log(2, abs(n.net))))
               THEN trunc(n.net, 2)
               ELSE round(n.net, 2) END AS DECIMAL(12,2)) AS net_amount,
     CAST(CASE tax_region

@@ -39,5 +39,13 @@ DROP TABLE IF EXISTS campaign_daily;
 
 CREATE TABLE campaign_daily AS
 SELECT campaign_id, day, impressions, clicks, conversions,
-       CAST(round(spend_micros / 1000000.0, 2) AS DECIMAL(12,2)) AS spend
+       -- The reference divides in double precision and rounds that double: a total ending in
+       -- half a cent goes down when the nearest double lies below it, which is so when the
+       -- total, counted in units of the last place (2^(e-52)), rounds down to a whole number.
+       CAST(CASE WHEN mod(abs(spend_micros), 10000) <> 5000
+                 THEN round(spend_micros / 1000000.0, 2)
+                 WHEN round(abs(spend_micros) / 1000000.0 * power(2::numeric, 52 - floor(log(2, abs(spend_micros) / 1000000.0))))
+                      < abs(spend_micros) / 1000000.0 * power(2::numeric, 52 - floor(log(2, abs(spend_micros) / 1000000.0)))
+                 THEN trunc(spend_micros / 1000000.0, 2)
+                 ELSE round(spend_micros / 1000000.0, 2) END AS DECIMAL(12,2)) AS spend
 FROM campaign_daily_micros;
