@@ -19,7 +19,7 @@ from arrivalbench.verdict import Verdict
 @pytest.fixture(scope="session")
 def server() -> Iterator[pgserver.Server]:
     """This test process's server, started once."""
-    yield pgserver.server()
+    yield pgserver.server(engine.address_space(Limits()))
 
 
 def on_postgres(spec: TaskSpec, script: str, kind: str, seed: int = 0,
