@@ -1,11 +1,11 @@
 """Executors: where replays run. The parent process plans, dispatches and stores; workers only
 compute, so every verdict is written by one process in small transactions as it arrives.
 
-A work unit is one replay: (task, artifact, schedule, seed). Its verdict is a pure function of
-the unit, so the bytes are the same whatever the executor, the worker count or the order of
-work. Workers keep each task's log, reference result and schedules cached between units, and
-the executors hand a worker the units of the task it already holds for as long as there are
-any, so a log is loaded about once per worker per task.
+A work unit is one replay: (task, artifact, schedule, seed, engine). Its verdict is a pure
+function of the unit, so the bytes are the same whatever the executor, the worker count or the
+order of work. Workers keep each task's log, reference result and schedules cached between
+units, and the executors hand a worker the units of the task it already holds for as long as
+there are any, so a log is loaded about once per worker per task.
 
 - `LocalExecutor`: a pool of `spawn`ed worker processes, each running its own loop over a pipe.
   A worker announces every unit before it starts it, so when a worker dies (segfault, an
@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from arrivalbench.artifacts import Artifact
+from arrivalbench.engine import DEFAULT_ENGINE, EngineName, backend
 from arrivalbench.engine.cost import Cost
 from arrivalbench.errors import ArrivalBenchError, WorkerError, missing_extra
 from arrivalbench.grading import Point, grade, nondeterminism, schedule
@@ -57,6 +58,7 @@ class Unit:
     seed: int
     project: str | None = None  # a dbt project folder; `script` is then the SQL it compiled
     measure: bool = False  # also measure the replay's cost
+    engine: EngineName = DEFAULT_ENGINE  # the engine the artifact runs on
 
 
 @dataclass(frozen=True)
@@ -120,11 +122,11 @@ def compute(unit: Unit) -> Result:
     start = time.perf_counter()
     artifact = _artifact(unit, spec)
     verdict, outcome = grade(spec, artifact, Point(unit.schedule, unit.seed),
-                             measure=unit.measure)
+                             measure=unit.measure, engine_name=unit.engine)
     wall = time.perf_counter() - start
     differing = None
     if unit.schedule == "snapshot":  # once per artifact: one more replay, compared
-        found = nondeterminism(spec, artifact, outcome)
+        found = nondeterminism(spec, artifact, outcome, engine_name=unit.engine)
         differing = None if found is None else canonical_json(found)
     return Result(verdict, wall, outcome.engine_seconds, peak_rss(), differing, outcome.cost)
 
@@ -152,8 +154,10 @@ def died(unit: Unit) -> Result:
     spec = unit_spec(unit.task, unit.task_digest)
     sched = schedule(spec, unit.schedule, unit.seed)
     detail = {"phase": "run", "batch": None, "statement": None, "message": DIED}
+    engine = backend(unit.engine)
     return Result(Verdict(spec.id, spec.digest, unit.schedule, unit.seed, sched.digest,
-                          unit.artifact, "ERROR", detail), 0.0, 0.0)
+                          unit.artifact, "ERROR", detail, engine.NAME, engine.version()),
+                  0.0, 0.0)
 
 
 def death_cause(exitcode: int | None) -> str:
@@ -167,18 +171,21 @@ def death_cause(exitcode: int | None) -> str:
 
 def unit_key(unit: Unit) -> Key:
     """The key the verdict of `unit` is stored under by this installation."""
-    return (unit.task_digest, unit.schedule, unit.seed, unit.artifact, *current_versions())
+    return (unit.task_digest, unit.schedule, unit.seed, unit.artifact,
+            *current_versions(unit.engine))
 
 
 def check_key(unit: Unit, result: Result) -> None:
-    """A worker of another harness or DuckDB version would store keys the run never asked for."""
+    """A worker of another harness or engine version would store keys the run never asked
+    for."""
     got = key_of(result.verdict)
     if got[:4] != (unit.task_digest, unit.schedule, unit.seed, unit.artifact):
         raise HarnessError(f"a worker answered {got[:4]} for {unit_key(unit)[:4]}")
-    if got[4:] != current_versions():
-        raise HarnessError(f"a worker runs duckdb {got[4]} and arrivalbench {got[5]}, this "
-                           f"process {current_versions()[0]} and {current_versions()[1]}; "
-                           "install the same versions on every node")
+    here = current_versions(unit.engine)
+    if got[4:] != here:
+        raise HarnessError(f"a worker grades on {unit.engine} version {got[4]!r} with "
+                           f"arrivalbench {got[5]}, this process on {here[0]!r} with "
+                           f"{here[1]}; install the same versions on every node")
 
 
 def raised(unit: Unit, bad_input: bool, message: str, worker_traceback: str) -> Exception:

@@ -40,6 +40,7 @@ from arrivalbench.agent.samples import (
     sample_id,
     task_refs,
 )
+from arrivalbench.engine import DEFAULT_ENGINE, EngineName, check_engine
 from arrivalbench.errors import ArrivalBenchError, missing_extra
 from arrivalbench.grading import DEFAULT_SEEDS, check_seeds
 from arrivalbench.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS, build
@@ -73,10 +74,14 @@ class Request:
     max_connections: int | None = None
     max_retries: int | None = None  # Inspect's default: retry until its own timeout
     model_args: dict[str, Any] = field(default_factory=dict)  # Inspect's -M KEY=VALUE
+    engine: EngineName = DEFAULT_ENGINE  # the prompt names it; scripts are tested and graded there
 
     @property
     def arm(self) -> str:
-        return f"{self.model}:{self.variant}"
+        """`<model>:<variant>`, and on another engine `<model>:<variant>@<engine>`: its prompt
+        differs, and its turns and transcripts must not replace the DuckDB arm's."""
+        suffix = "" if self.engine == DEFAULT_ENGINE else f"@{self.engine}"
+        return f"{self.model}:{self.variant}{suffix}"
 
     @property
     def log_dir(self) -> Path:
@@ -101,7 +106,8 @@ class Plan:
         first = most = 0
         cap, turns = self.request.max_tokens, self.request.max_turns
         for spec, _replicate in self.todo:
-            prompt = math.ceil(len(build(spec, self.request.variant, turns)) / CHARS_PER_TOKEN)
+            prompt = math.ceil(len(build(spec, self.request.variant, turns,
+                                         self.request.engine)) / CHARS_PER_TOKEN)
             first += prompt
             most += sum(prompt + k * (cap + FEEDBACK_TOKENS) for k in range(turns))
         return first, most, len(self.todo) * turns * cap
@@ -155,6 +161,7 @@ class Outcome:
 
 
 def check(request: Request) -> None:
+    check_engine(request.engine)
     if "/" not in request.model:
         raise ArrivalBenchError(f"model {request.model}: give PROVIDER/MODEL as Inspect AI "
                                 "names it, e.g. openai/gpt-4o, anthropic/claude-sonnet-4-0, "
@@ -182,7 +189,8 @@ def make_plan(request: Request) -> Plan:
     stored: dict[tuple[str, int], Cell] = {}
     if request.results.is_file():
         with Store(request.results, read_only=True) as store:
-            stored = {(c.task, c.replicate): c for c in store.cells([request.arm])}
+            stored = {(c.task, c.replicate): c for c in store.cells([request.arm],
+                                                                     request.engine)}
     todo, done = [], 0
     for spec in specs:
         for replicate in range(request.replicates):
@@ -237,7 +245,8 @@ def run(request: Request, *, model_args: dict[str, Any] | None = None,
         wanted = {spec.id for spec, _ in plan.todo}
         task = arrivalbench(tasks=[source_of(spec) for spec in plan.specs if spec.id in wanted],
                             variant=request.variant, seeds=request.seeds,
-                            max_turns=request.max_turns, replicates=request.replicates)
+                            max_turns=request.max_turns, replicates=request.replicates,
+                            engine=request.engine)
         options: dict[str, Any] = {}
         if request.max_connections is not None:
             options["max_connections"] = request.max_connections
@@ -269,7 +278,7 @@ def run(request: Request, *, model_args: dict[str, Any] | None = None,
         summary = grid.grade_arms(request.results, [request.arm],
                                   tasks=[source_of(spec) for spec in plan.specs],
                                   seeds=request.seeds, workers=request.workers,
-                                  progress=progress)
+                                  progress=progress, engine=request.engine)
         outcome = dataclasses.replace(outcome, grading=summary)
     return outcome
 
@@ -358,7 +367,7 @@ def _store_sample(results: Store, request: Request, spec: TaskSpec, log: EvalLog
                            produced, _transcript(sample, turns))
     provenance = _provenance(request, log, sample, turns, error if artifact is None else None)
     results.add_cell(Cell(request.arm, spec.id, spec.digest, replicate, artifact,
-                          None if artifact else reason, provenance))
+                          None if artifact else reason, provenance, request.engine))
     return _Kept(artifact, reason, first_pass_turn(turns) if artifact else None, given,
                  produced)
 
@@ -375,7 +384,8 @@ def _provenance(request: Request, log: EvalLog, sample: EvalSample,
                           default=None),
         "model_reported": sample.output.model if sample.output else None,
         "inspect_log": log.location, "inspect_sample": str(sample.id),
-        "error": error}
+        "error": error, **({} if request.engine == DEFAULT_ENGINE else
+                           {"engine": request.engine})}
 
 
 def parse_model_args(pairs: Sequence[str]) -> dict[str, Any]:
