@@ -191,7 +191,7 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
     else:
         points = plan(spec, seeds, kinds)
         if measure:
-            check_measurable(ENGINE_NAME, [p.schedule for p in points], script is not None)
+            check_measurable(ENGINE_NAME, script is not None)
         with render.progress(len(points), enabled=not as_json) as advance:
             for verdict, outcome in grade_all(spec, artifact, points, limits, every_batch,
                                               measure):

@@ -124,7 +124,7 @@ def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None
     before anything is written."""
     engine = check_engine(engine)
     if measure:
-        check_measurable(engine, [], True)
+        check_measurable(engine)
     if arm_name is not None and submissions is None:
         raise ArrivalBenchError(f"arm name {arm_name!r} names a folder of submissions; give "
                                 "the folder")

@@ -100,7 +100,7 @@ def replay(spec: TaskSpec, artifact: Artifact | str, schedule: Schedule,
     if isinstance(artifact, str):
         artifact = Script(artifact)
     if measure:
-        check_measurable(engine_name, ())
+        check_measurable(engine_name)
     staged = deliveries(spec, load_log(spec), schedule)
     meter = Meter() if measure and isinstance(artifact, Script) else None
     records = sum(t.num_rows for t in staged.tables.values())
