@@ -352,3 +352,53 @@ def test_a_server_that_fails_to_start_names_its_log(monkeypatch: pytest.MonkeyPa
     log = Path(message.rsplit(" ", 1)[1])
     assert "shared_buffers" in log.read_text()
     shutil.rmtree(log.parent)
+
+
+# -- the command line -----------------------------------------------------------------------------
+
+
+def test_grade_on_postgres(server: pgserver.Server, tiny_dir: Path, tmp_path: Path,
+                           capsys: pytest.CaptureFixture[str]) -> None:
+    from conftest import cli
+
+    gold = tmp_path / "gold.sql"
+    gold.write_text(TINY_GOLD, encoding="utf-8")
+    code, out, _err = cli(capsys, "grade", str(gold), "--task", str(tiny_dir), "--engine",
+                          "postgres", "--schedule", "duplicates", "--seeds", "1", "--json")
+    assert code == 0
+    document = json.loads(out)
+    assert document["engine"] == "postgres 18.6"
+    assert {v["verdict"] for v in document["verdicts"]} == {"PASS"}
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["--engine", "oracle"], "'oracle' is not one of 'duckdb', 'postgres'"),
+    (["--engine", "postgres", "--cost"], "--cost: engine 'postgres' cannot measure rows read"),
+    (["--engine", "postgres", "--dbt"], "a dbt project runs on engine duckdb only"),
+])
+def test_grade_refuses_in_one_line(tiny_dir: Path, tmp_path: Path, args: list[str],
+                                   expected: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from conftest import cli
+
+    pipeline = tmp_path / "gold.sql"
+    pipeline.write_text(TINY_GOLD, encoding="utf-8")
+    if "--dbt" in args:
+        args.remove("--dbt")
+        pipeline = tmp_path / "project"
+        pipeline.mkdir()
+    code, out, err = cli(capsys, "grade", str(pipeline), "--task", str(tiny_dir), *args)
+    assert code == 2 and out == ""
+    assert expected in err
+    assert "Traceback" not in err
+
+
+def test_the_missing_extra_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    from arrivalbench.engine import backend
+
+    for name in ("arrivalbench.engine.postgres", "arrivalbench.engine.pgserver"):
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    with pytest.raises(ArrivalBenchError) as missing:
+        backend("postgres")
+    assert str(missing.value) == ("the postgres engine needs the optional extra 'postgres' "
+                                  "(psycopg is missing); pip install 'arrivalbench[postgres]'")

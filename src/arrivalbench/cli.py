@@ -162,12 +162,12 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
     from arrivalbench.artifacts.script import Script
 
     backend(engine_name)  # a missing extra is one line before anything runs
+    if pipeline.is_dir() and engine_name != "duckdb":
+        raise ArrivalBenchError(f"{pipeline}: a dbt project runs on engine duckdb only; grade "
+                                "it with --engine duckdb")
     spec = load_spec(task)
     artifact = artifacts.load(pipeline, spec, select)
     script = artifact.sql if isinstance(artifact, Script) else None
-    if script is None and engine_name != "duckdb":
-        raise ArrivalBenchError(f"{pipeline}: a dbt project runs on engine duckdb only; grade "
-                                "it with --engine duckdb")
     limits = Limits(statement_seconds=timeout)
     verdicts = []
     costs: list[Cost | None] = []
