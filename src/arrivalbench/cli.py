@@ -15,9 +15,8 @@ from rich.console import Console
 from rich.text import Text
 
 from arrivalbench import __version__, interrupts, render
-from arrivalbench.engine import DEFAULT_ENGINE, ENGINES, EngineName, Limits
+from arrivalbench.engine import DEFAULT_ENGINE, ENGINES, EngineName, Limits, backend
 from arrivalbench.engine.cost import Cost, check_measurable
-from arrivalbench.engine.duckdb import NAME as ENGINE_NAME
 from arrivalbench.errors import REPORT_BUGS, ArrivalBenchError, missing_extra
 from arrivalbench.explain import DEFAULT_BUDGET as EXPLAIN_BUDGET
 from arrivalbench.grading import DEFAULT_SEEDS, grade_all, plan
@@ -162,14 +161,19 @@ def show(task: str, schedule: str | None, seed: int, variant: str | None, as_jso
                    "write it) instead of generated schedules.")
 @click.option("--cost", "measure", is_flag=True,
               help="Also measure each replay's rows read and written, and read amplification.")
+@engine_option("The engine PIPELINE runs on (the reference is always computed by DuckDB).")
 def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], seeds: int,
           timeout: float, as_json: bool, every_batch: bool, plan_file: Path | None,
-          measure: bool) -> None:
+          measure: bool, engine: EngineName) -> None:
     """Grade PIPELINE (a .sql script or a dbt project folder) on TASK. Exit 0 if every verdict
     is PASS, 1 otherwise."""
     from arrivalbench import artifacts
     from arrivalbench.artifacts.script import Script
 
+    backend(engine)  # a missing extra is one line before anything runs
+    if pipeline.is_dir() and engine != "duckdb":
+        raise ArrivalBenchError(f"{pipeline}: a dbt project runs on engine duckdb only; grade "
+                                "it with --engine duckdb")
     spec = load_spec(task)
     artifact = artifacts.load(pipeline, spec, select)
     script = artifact.sql if isinstance(artifact, Script) else None
@@ -187,28 +191,32 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
         if script is None:
             raise ArrivalBenchError(f"--plan {plan_file}: plans replay SQL scripts; {pipeline} "
                                     "is a dbt project: grade it on generated schedules")
-        verdicts.append(grade_plan(spec, script, plan_file, limits, every_batch))
+        verdicts.append(grade_plan(spec, script, plan_file, limits, every_batch,
+                                   engine_name=engine))
     else:
         points = plan(spec, seeds, kinds)
         if measure:
-            check_measurable(ENGINE_NAME, script is not None)
+            check_measurable(engine, script is not None)
         with render.progress(len(points), enabled=not as_json) as advance:
             for verdict, outcome in grade_all(spec, artifact, points, limits, every_batch,
-                                              measure):
+                                              measure, engine_name=engine):
                 verdicts.append(verdict)
                 costs.append(outcome.cost)
                 advance(verdict.status)
                 if verdict.schedule == "snapshot":
                     from arrivalbench.grading import nondeterminism
 
-                    differing = nondeterminism(spec, artifact, outcome, limits)
+                    differing = nondeterminism(spec, artifact, outcome, limits,
+                                               engine_name=engine)
     document = render.grade_document(spec, verdicts, costs if measure else None)
     if differing is not None:
         document["nondeterministic"] = differing  # absent when deterministic: bytes unchanged
     if as_json:
         click.echo(canonical_json(document))
     else:
-        problem = parse_problem(script) if script is not None else None
+        # DuckDB's parser says where a script stops parsing; PostgreSQL's says it per statement.
+        problem = parse_problem(script) if script is not None and engine == "duckdb" \
+            else None
         if problem is not None:  # every replay is the same ERROR: say it once, with its place
             out.print(Text(f"{pipeline} does not parse: {problem.describe()}; every replay "
                            "is an ERROR", style=render.STYLE["ERROR"]))

@@ -157,7 +157,8 @@ class Server:
         self.data = self.home / "data"
         self.log = self.home / "server.log"
         self.process: subprocess.Popen[bytes] | None = None
-        self._lock = threading.Lock()
+        self.keep = False
+        self._lock = threading.RLock()  # a signal may stop it while it is being stopped
         _register(self)
         user = _os_user()
         if user is not None:
@@ -166,6 +167,9 @@ class Server:
             self._initdb(user)
             self._start(user)
         except BaseException:
+            # Keep the directory, whose log says why: the next start removes it (its owner
+            # will be gone by then).
+            self.keep = True
             self.stop()
             raise
 
@@ -245,7 +249,8 @@ class Server:
             con.execute("REVOKE ALL ON SCHEMA public FROM PUBLIC")
 
     def stop(self) -> None:
-        """Stop the server and remove its directory. Idempotent; safe from a signal handler."""
+        """Stop the server and remove its directory (unless it failed to start: its log says
+        why). Idempotent; safe from a signal handler."""
         with self._lock:
             if self.process is not None and self.process.poll() is None:
                 with contextlib.suppress(OSError):
@@ -257,7 +262,8 @@ class Server:
                     self.process.wait()
             else:
                 _kill(self.data)
-            shutil.rmtree(self.home, ignore_errors=True)
+            if not self.keep:
+                shutil.rmtree(self.home, ignore_errors=True)
             if _servers.get(self.key) is self:
                 del _servers[self.key]
 
