@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
+import types
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,9 +24,8 @@ import yaml
 
 from arrivalbench import gate, grid
 from arrivalbench.arms import builtin, template_sql
-from arrivalbench.engine import ENGINES
+from arrivalbench.engine import ENGINES, backend
 from arrivalbench.engine import duckdb as duckdb_engine
-from arrivalbench.engine import postgres as postgres_engine
 from arrivalbench.errors import ArrivalBenchError, TaskError
 from arrivalbench.executors import Result, Unit, compute, unit_key
 from arrivalbench.leakage import scan
@@ -42,11 +43,20 @@ PG_GOLD = "-- the postgres gold\n" + TINY_GOLD
 PG_NO_DEDUP = "-- the postgres negative\n" + TINY_NO_DEDUP
 
 
+def fake_postgres(monkeypatch: pytest.MonkeyPatch, version: Callable[[], str]) -> None:
+    """`backend("postgres")` gives a module with DuckDB's database behind PostgreSQL's name,
+    in this process, whether or not the `postgres` extra is installed."""
+    module = types.ModuleType("arrivalbench.engine.postgres")
+    module.NAME = "postgres"  # type: ignore[attr-defined]
+    module.version = version  # type: ignore[attr-defined]
+    module.database = duckdb_engine.database  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "arrivalbench.engine.postgres", module)
+    assert backend("postgres") is module
+
+
 @pytest.fixture
 def stand_in(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`postgres` answers with DuckDB's database and a fixed version, in this process."""
-    monkeypatch.setattr(postgres_engine, "version", lambda: FAKE_VERSION, raising=False)
-    monkeypatch.setattr(postgres_engine, "database", duckdb_engine.database, raising=False)
+    fake_postgres(monkeypatch, lambda: FAKE_VERSION)
 
 
 def with_postgres(folder: Path, fails: object = None) -> Path:
@@ -348,7 +358,7 @@ def test_regrade_skips_an_engine_that_cannot_run_here(tmp_path: Path, tiny_dir: 
     def missing() -> str:
         raise ArrivalBenchError("the postgres extra is not installed")
 
-    monkeypatch.setattr(postgres_engine, "version", missing, raising=False)
+    fake_postgres(monkeypatch, missing)
     notes: list[str] = []
     report = regrade(results, executor=Serial(), progress=False, warn=notes.append)
     assert (report.checked, report.skipped) == (0, 1)
@@ -468,7 +478,7 @@ def real_postgres() -> None:
     if importlib.util.find_spec("psycopg") is None:
         pytest.skip("the 'postgres' extra is not installed")
     try:
-        postgres_engine.version()
+        backend("postgres").version()
     except ArrivalBenchError as exc:
         if "install" in str(exc) or "not built" in str(exc):
             pytest.skip(str(exc))
