@@ -512,3 +512,32 @@ def test_the_built_in_arms_on_the_real_server(tmp_path: Path, tiny_dir: Path,
     assert by_arm["template"].snapshot_pass == 1 and by_arm["template"].hazard_fail == 0
     assert by_arm["negatives"].snapshot_pass == 1 and by_arm["negatives"].hazard_fail == 1
     assert rows(results, "SELECT DISTINCT engine FROM verdicts") == [("postgres",)]
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect_ai.*")
+def test_a_model_arm_on_the_real_server(tmp_path: Path, tiny_dir: Path, real_postgres: None,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("inspect_ai")
+    from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage
+
+    from arrivalbench.agent import generate as generation
+
+    prompts: list[str] = []
+
+    def respond(messages: list[ChatMessage], *_args: Any) -> ModelOutput:
+        prompts.append(messages[0].text)
+        output = ModelOutput.from_content("mockllm/model", f"```sql\n{REAL_PG_GOLD}```\n")
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        return output
+
+    monkeypatch.chdir(tmp_path)  # Inspect's default log folder would be ./logs
+    request = generation.Request("mockllm/model", tasks=(str(tiny_dir),), seeds=1, workers=1,
+                                 results=tmp_path / "r.duckdb", engine="postgres")
+    outcome = generation.run(request, model_args={"custom_outputs": respond}, display="none",
+                             progress=False)
+    assert outcome.first_turn_pass == 1  # the snapshot test ran on PostgreSQL
+    assert "The database is PostgreSQL" in prompts[0]
+    assert rows(request.results, "SELECT arm, engine FROM cells") == [
+        ("mockllm/model:unhinted@postgres", "postgres")]
+    assert rows(request.results, "SELECT DISTINCT engine, verdict FROM verdicts") == [
+        ("postgres", "PASS")]
