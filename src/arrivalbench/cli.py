@@ -513,7 +513,9 @@ def report(results: Path, out_dir: Path, arms: Sequence[str], seed: int,
         from arrivalbench.report.terminal import (
             changed_lines,
             comparison_table,
+            engine_table,
             notes,
+            split_lines,
             summary_table,
         )
     except ImportError as exc:
@@ -524,6 +526,10 @@ def report(results: Path, out_dir: Path, arms: Sequence[str], seed: int,
         out.print(comparison_table(written.doc))
         for line in changed_lines(written.doc):
             click.echo(line)
+    if "engine_comparison" in written.doc:
+        out.print(engine_table(written.doc))
+        for line in split_lines(written.doc):
+            out.print(line, soft_wrap=False, markup=False, highlight=False)
     for line in notes(written.doc):  # wrapped at word boundaries, not cut by the terminal
         out.print(f"[yellow]note:[/yellow] {line}", soft_wrap=False)
     out.print(f"wrote {len(written.files)} files to {written.out}: metrics.json, report.md, "
