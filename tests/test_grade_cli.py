@@ -187,7 +187,8 @@ def test_ctrl_c_is_one_line_and_exit_130(after: float) -> None:
     """
     process = subprocess.Popen([sys.executable, "-c", "from arrivalbench.cli import main; main()",
                                 "grade", GOLD, "--task", TASK, "--seeds", "50"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONFAULTHANDLER": "1"})
     time.sleep(after)
     for _ in range(20):
         process.send_signal(signal.SIGINT)
@@ -197,9 +198,10 @@ def test_ctrl_c_is_one_line_and_exit_130(after: float) -> None:
         except subprocess.TimeoutExpired:
             continue
     else:
-        process.kill()
-        pytest.fail("grade did not stop on Ctrl-C")
-    assert process.returncode == 130  # as a shell reports a command stopped by Ctrl-C
+        process.send_signal(signal.SIGABRT)  # the fault handler prints where it hangs
+        pytest.fail("grade did not stop on Ctrl-C:\n" + process.communicate()[1][-4000:])
+    # As a shell reports a command stopped by Ctrl-C.
+    assert process.returncode == 130, err[-4000:]
     assert err.strip().splitlines()[-1] == "arrivalbench: interrupted"
     assert "Traceback" not in err
 

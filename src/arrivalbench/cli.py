@@ -14,7 +14,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from arrivalbench import __version__, render
+from arrivalbench import __version__, interrupts, render
 from arrivalbench.engine import Limits
 from arrivalbench.engine.cost import Cost, check_measurable
 from arrivalbench.engine.duckdb import NAME as ENGINE_NAME
@@ -515,6 +515,13 @@ def fail(message: str) -> NoReturn:
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 
 
+def _interrupted() -> NoReturn:
+    # A second Ctrl-C while the interpreter shuts down would turn exit 130 into 1.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    click.echo("arrivalbench: interrupted", err=True)
+    sys.exit(INTERRUPTED)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Exit status 2 with one line on standard error for bad input; 130 on Ctrl-C; for
     anything else (a bug) the traceback, a line saying it is a bug and where to report it, and
@@ -529,10 +536,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         command = exc.ctx.command_path if exc.ctx else "arrivalbench"
         fail(f"{exc.format_message()} (see '{command} --help')")
     except (click.Abort, KeyboardInterrupt):
-        # A second Ctrl-C while the interpreter shuts down would turn exit 130 into 1.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        click.echo("arrivalbench: interrupted", err=True)
-        sys.exit(INTERRUPTED)
+        _interrupted()
     except click.ClickException as exc:
         fail(exc.format_message())
     except ArrivalBenchError as exc:
@@ -540,6 +544,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     except BrokenPipeError:
         sys.exit(1)
     except Exception:
+        if interrupts.pressed():  # an engine error that Ctrl-C caused is not a bug
+            _interrupted()
         traceback.print_exc()
         click.echo("arrivalbench: internal error: this is a bug in arrivalbench, not a problem "
                    f"with your input; please report it to {REPORT_BUGS}", err=True)

@@ -43,6 +43,7 @@ class Limits:
     statement_seconds: float = 5.0
     memory: str = "512MB"
     max_target_rows: int = 1_000_000
+    disk: str = "1GB"  # what a replay's tables may occupy on a server engine (PostgreSQL)
 
 
 @dataclass(frozen=True)

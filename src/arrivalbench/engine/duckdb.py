@@ -353,6 +353,8 @@ class Database:
         except duckdb.Error as exc:
             raise Failure(classify(exc, self._watchdog.fired), normalize_message(str(exc))
                           ) from None
+        except RuntimeError as exc:
+            raise _interrupt(exc) from None
         if len(rows) > limit:
             raise Failure(phase, f"the result has more than {limit} rows, the limit")
         return Table(columns, rows)
