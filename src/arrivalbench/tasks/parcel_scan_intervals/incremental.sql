@@ -90,8 +90,8 @@ SELECT scan_id, parcel_id, facility, scan_type, scanned_at, prev_facility, minut
 FROM legs;
 
 CREATE OR REPLACE TEMP TABLE new_last AS
-SELECT parcel_id, arg_max(scan_id, (scanned_at, scan_id)) AS scan_id,
-       arg_max(facility, (scanned_at, scan_id)) AS facility, max(scanned_at) AS scanned_at
+SELECT parcel_id, arg_max_null(scan_id, (scanned_at, scan_id)) AS scan_id,
+       arg_max_null(facility, (scanned_at, scan_id)) AS facility, max(scanned_at) AS scanned_at
 FROM (SELECT parcel_id, scan_id, facility, scanned_at FROM fresh
       UNION ALL SELECT parcel_id, scan_id, facility, scanned_at FROM last)
 GROUP BY parcel_id;

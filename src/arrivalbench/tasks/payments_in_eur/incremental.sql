@@ -130,8 +130,8 @@ WITH rates AS (
     UNION ALL
     SELECT currency, rate_id, rate_to_eur, effective_at FROM fresh_rates
 ), latest_rate AS (
-    SELECT currency, arg_max(rate_id, (effective_at, rate_id)) AS rate_id,
-           arg_max(rate_to_eur, (effective_at, rate_id)) AS rate_to_eur,
+    SELECT currency, arg_max_null(rate_id, (effective_at, rate_id)) AS rate_id,
+           arg_max_null(rate_to_eur, (effective_at, rate_id)) AS rate_to_eur,
            max(effective_at) AS effective_at
     FROM rates GROUP BY currency
 ), paid AS (

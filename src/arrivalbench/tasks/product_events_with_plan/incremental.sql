@@ -121,7 +121,7 @@ WITH changes AS (
     UNION ALL
     SELECT account_id, version, plan, changed_at FROM fresh_changes
 ), latest AS (
-    SELECT account_id, max(version) AS version, arg_max(plan, version) AS plan,
+    SELECT account_id, max(version) AS version, arg_max_null(plan, version) AS plan,
            max(changed_at) AS last_changed_at
     FROM changes GROUP BY account_id
 ), seen AS (
