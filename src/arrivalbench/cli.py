@@ -300,13 +300,14 @@ def explain_study(results: Path, budget: int, arms: Sequence[str], limits: Limit
 @app.command("gate")
 @click.argument("task_refs", metavar="[TASK]...", nargs=-1)
 @workers_option("Worker processes (default: the number of cores, at most 8).")
-def gate_command(task_refs: Sequence[str], workers: int | None) -> None:
+@executor_option
+def gate_command(task_refs: Sequence[str], workers: int | None, executor: str) -> None:
     """The admissibility gate on each TASK (a built-in id or a folder; default:
     every built-in task). Prints one line per failed check; exit 0 if all pass, 1 otherwise."""
     from arrivalbench import gate
 
     specs = gate.load(task_refs or builtin_ids())
-    report = gate.run(specs, workers)
+    report = gate.run(specs, workers, executor=executor)
     for finding in report.findings:
         click.echo(finding.line())
     click.echo(report.summary(), err=True)
