@@ -324,13 +324,15 @@ def explain_study(results: Path, budget: int, arms: Sequence[str], limits: Limit
 @workers_option("Worker processes (default: the number of cores, at most 8).")
 @engine_option("The engine the gold and the negatives run on: each task's pipelines for it, "
                "held to the hazards its negatives declare there.")
-def gate_command(task_refs: Sequence[str], workers: int | None, engine: EngineName) -> None:
+@executor_option
+def gate_command(task_refs: Sequence[str], workers: int | None, engine: EngineName,
+                 executor: str) -> None:
     """The admissibility gate on each TASK (a built-in id or a folder; default:
     every built-in task). Prints one line per failed check; exit 0 if all pass, 1 otherwise."""
     from arrivalbench import gate
 
     specs = gate.load(task_refs or builtin_ids())
-    report = gate.run(specs, workers, engine=engine)
+    report = gate.run(specs, workers, engine=engine, executor=executor)
     for finding in report.findings:
         click.echo(finding.line())
     click.echo(report.summary(), err=True)

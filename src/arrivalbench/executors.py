@@ -5,7 +5,9 @@ A work unit is one replay: (task, artifact, schedule, seed, engine). Its verdict
 function of the unit, so the bytes are the same whatever the executor, the worker count or the
 order of work. Workers keep each task's log, reference result and schedules cached between
 units, and the executors hand a worker the units of the task it already holds for as long as
-there are any, so a log is loaded about once per worker per task.
+there are any, so a log is loaded about once per worker per task. An executor asks no more of a
+unit than `Job` says, so other work runs on the same machinery with a `work` function of its own
+(the gate grades one artifact of a task per unit).
 
 - `LocalExecutor`: a pool of `spawn`ed worker processes, each running its own loop over a pipe.
   A worker announces every unit before it starts it, so when a worker dies (segfault, an
@@ -30,7 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from arrivalbench.artifacts import Artifact
 from arrivalbench.engine import DEFAULT_ENGINE, EngineName, backend
@@ -60,6 +62,15 @@ class Unit:
     measure: bool = False  # also measure the replay's cost
     engine: EngineName = DEFAULT_ENGINE  # the engine the artifact runs on
 
+    def where(self) -> str:
+        return f"grading {self.task} {self.schedule} seed {self.seed}"
+
+    def died(self) -> Result:
+        return died(self)
+
+    def check(self, result: Result) -> None:
+        check_key(self, result)
+
 
 @dataclass(frozen=True)
 class Result:
@@ -76,10 +87,40 @@ class Result:
         return Graded(self.verdict, self.wall_seconds, self.engine_seconds, self.cost)
 
 
-Work = Callable[[Unit], Result]
+class Answer(Protocol):
+    """What an executor reads of a result: the peak memory of the worker that made it."""
+
+    @property
+    def peak_rss(self) -> int: ...
+
+
+R = TypeVar("R", bound=Answer)
+
+
+class Job(Protocol[R]):
+    """What an executor needs of a unit of work: the task it belongs to (a worker keeps to one
+    task while it has units), where it stands in an error message, the result that stands
+    for it when its worker dies under it, and a check that a result answers it (raises
+    `HarnessError`)."""
+
+    @property
+    def task(self) -> str: ...
+
+    @property
+    def task_digest(self) -> str: ...
+
+    def where(self) -> str: ...
+
+    def died(self) -> R: ...
+
+    def check(self, result: R) -> None: ...
+
+
+J = TypeVar("J", bound=Job[Any])
+Work = Callable[[Any], Any]  # a unit to its result, in a worker; `compute` for a `Unit`
 # Called in the executor's process with each batch of results as it arrives, and with an empty
 # batch at least every TICK seconds while waiting: raising there stops the run.
-OnResults = Callable[[list[tuple[Unit, Result]]], None]
+OnResults = Callable[[list[tuple[J, Any]]], None]
 TICK = 0.5
 
 
@@ -188,11 +229,11 @@ def check_key(unit: Unit, result: Result) -> None:
                            f"{here[1]}; install the same versions on every node")
 
 
-def raised(unit: Unit, bad_input: bool, message: str, worker_traceback: str) -> Exception:
+def raised(unit: Job[Any], bad_input: bool, message: str, worker_traceback: str) -> Exception:
     """The error a run stops with when a worker raised while grading `unit`: bad input (the
     task) keeps its one-line message; anything else is a bug and keeps the worker's
     traceback."""
-    where = f"grading {unit.task} {unit.schedule} seed {unit.seed}"
+    where = unit.where()
     if bad_input:
         return HarnessError(f"{where}: {message.split(': ', 1)[-1]}")
     return WorkerError(f"{where}: {message}", worker_traceback)
@@ -205,7 +246,7 @@ class Executor(Protocol):
     name: str
     workers: int
 
-    def run(self, units: Sequence[Unit], on_results: OnResults) -> None:
+    def run(self, units: Sequence[J], on_results: OnResults[J]) -> None:
         """Grade every unit, calling `on_results` in this process as results arrive."""
 
 
@@ -218,17 +259,17 @@ class Stats:
     peak_rss: dict[str, int] = field(default_factory=dict)  # worker -> bytes
 
 
-def make(name: str, workers: int | None = None) -> Executor:
+def make(name: str, workers: int | None = None, work: Work = compute) -> Executor:
     if name == "local":
-        return LocalExecutor(workers)
+        return LocalExecutor(workers, work)
     if name == "ray":
-        executor = RayExecutor(workers)
+        executor = RayExecutor(workers, work)
         executor._ray()  # the extra is installed, or a one-line error now
         return executor
     raise ArrivalBenchError(f"executor {name!r}: unknown; choose one of {', '.join(EXECUTORS)}")
 
 
-def _by_task(units: Sequence[Unit]) -> dict[tuple[str, str], deque[int]]:
+def _by_task(units: Sequence[Job[Any]]) -> dict[tuple[str, str], deque[int]]:
     queues: dict[tuple[str, str], deque[int]] = {}
     for index, unit in enumerate(units):
         queues.setdefault((unit.task, unit.task_digest), deque()).append(index)
@@ -247,7 +288,7 @@ class LocalExecutor:
         self.stats = Stats()
         self._context = multiprocessing.get_context("spawn")
 
-    def run(self, units: Sequence[Unit], on_results: OnResults) -> None:
+    def run(self, units: Sequence[J], on_results: OnResults[J]) -> None:
         if not units:
             return
         run = _LocalRun(self, units)
@@ -276,7 +317,7 @@ class LocalExecutor:
 class _LocalRun:
     """The state of one `LocalExecutor.run`: the queues of units per task and the workers."""
 
-    def __init__(self, executor: LocalExecutor, units: Sequence[Unit]) -> None:
+    def __init__(self, executor: LocalExecutor, units: Sequence[Job[Any]]) -> None:
         self.executor = executor
         self.units = units
         self.queues = _by_task(units)
@@ -311,13 +352,13 @@ class _LocalRun:
                     break
                 worker.send(index, self.units[index])
 
-    def collect(self) -> tuple[list[tuple[Unit, Result]], Exception | None]:
+    def collect(self) -> tuple[list[tuple[Any, Any]], Exception | None]:
         """Wait up to TICK for results or deaths; the results that arrived, and the error that
         stops the run, if any."""
         pool = self.pool
         ready = set(wait([w.conn for w in pool] + [w.process.sentinel for w in pool],
                          timeout=TICK))
-        batch: list[tuple[Unit, Result]] = []
+        batch: list[tuple[Any, Any]] = []
         error: Exception | None = None
         for worker in list(pool):
             if worker.conn not in ready and worker.process.sentinel not in ready:
@@ -330,7 +371,7 @@ class _LocalRun:
             error = error or buried
         return batch, error
 
-    def bury(self, worker: _Worker, batch: list[tuple[Unit, Result]]) -> Exception | None:
+    def bury(self, worker: _Worker, batch: list[tuple[Any, Any]]) -> Exception | None:
         """A dead worker: its started unit becomes an ERROR verdict, the units queued behind it
         go back to the queue, and a new worker takes its place while there is work."""
         worker.process.join()
@@ -339,7 +380,7 @@ class _LocalRun:
         culprit = worker.started
         stats = self.executor.stats
         if culprit is not None:
-            batch.append((self.units[culprit], died(self.units[culprit])))
+            batch.append((self.units[culprit], self.units[culprit].died()))
             stats.deaths += 1
             stats.causes.append(death_cause(worker.process.exitcode))
         self.barren = 0 if culprit is not None or worker.completed else self.barren + 1
@@ -373,12 +414,12 @@ class _Worker:
         self.peak_rss = 0
         self.error: Exception | None = None
 
-    def send(self, index: int, unit: Unit) -> None:
+    def send(self, index: int, unit: Job[Any]) -> None:
         self.inflight.append(index)
         with contextlib.suppress(OSError):  # a dead worker is noticed by its sentinel
             self.conn.send((index, unit))
 
-    def drain(self, units: Sequence[Unit], batch: list[tuple[Unit, Result]]) -> bool:
+    def drain(self, units: Sequence[Job[Any]], batch: list[tuple[Any, Any]]) -> bool:
         """Collect every message waiting; True when the worker's end is closed."""
         try:
             while self.conn.poll():
@@ -389,11 +430,11 @@ class _Worker:
                 self.inflight.remove(index)
                 self.started = None
                 if kind == "done":
-                    result: Result = rest[0]
+                    result: Answer = rest[0]
                     self.completed += 1
                     self.peak_rss = max(self.peak_rss, result.peak_rss)
                     try:
-                        check_key(units[index], result)
+                        units[index].check(result)
                     except HarnessError as exc:
                         self.error = self.error or exc
                         continue
@@ -441,7 +482,7 @@ def _worker_main(conn: Connection, work: Work) -> None:
 # -- Ray -------------------------------------------------------------------------------------
 
 
-def _ray_chunk(units: list[Unit], work: Work) -> list[Result]:
+def _ray_chunk(units: list[Job[Any]], work: Work) -> list[Any]:
     return [work(unit) for unit in units]
 
 
@@ -484,13 +525,13 @@ class RayExecutor:
             if started:
                 ray.shutdown()
 
-    def run(self, units: Sequence[Unit], on_results: OnResults) -> None:
+    def run(self, units: Sequence[J], on_results: OnResults[J]) -> None:
         if not units:
             return
         with self.session() as ray:
             self._run(ray, units, on_results)
 
-    def _run(self, ray: Any, units: Sequence[Unit], on_results: OnResults) -> None:
+    def _run(self, ray: Any, units: Sequence[J], on_results: OnResults[J]) -> None:
         remote = ray.remote(num_cpus=1, max_retries=0)(_ray_chunk)
         crashed = (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError,
                    ray.exceptions.OutOfMemoryError, ray.exceptions.LocalRayletDiedError)
@@ -510,21 +551,21 @@ class RayExecutor:
             for ref in done:
                 chunk = running.pop(ref)
                 try:
-                    results: list[Result] = ray.get(ref)
+                    results: list[Answer] = ray.get(ref)
                 except crashed as exc:
                     if len(chunk) > 1:  # find the replay that kills its worker
                         todo.extendleft([i] for i in reversed(chunk))
                         continue
                     self.stats.deaths += 1
                     self.stats.causes.append(type(exc).__name__)
-                    results = [died(units[chunk[0]])]
+                    results = [units[chunk[0]].died()]
                 except ray.exceptions.RayTaskError as exc:
                     cause = exc.cause if exc.cause else exc
                     raise raised(units[chunk[0]], isinstance(cause, ArrivalBenchError),
                                  f"{type(cause).__name__}: {cause}", str(exc)) from None
                 batch = []
                 for index, result in zip(chunk, results, strict=True):
-                    check_key(units[index], result)
+                    units[index].check(result)
                     batch.append((units[index], result))
                     if result.peak_rss:
                         self.stats.peak_rss["ray"] = max(self.stats.peak_rss.get("ray", 0),

@@ -36,24 +36,24 @@ measured on DuckDB alone). A task without pipelines for the engine is bad input.
 
 Each artifact (the gold and every negative) is graded once per (schedule, seed) and the verdicts
 are reused by every check that needs them; a negative stops replaying a hazard it declares at the
-first seed that fails it, since one failure is all the check asks for. Work is spread over
-processes, one job per artifact, the biggest first.
+first seed that fails it, since one failure is all the check asks for. The work runs on an
+executor (`arrivalbench.executors`), one unit per artifact of a task (a `Job`), the biggest
+tasks first; a worker that dies under a job fails that artifact's check.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from arrivalbench import words
+from arrivalbench import executors, words
 from arrivalbench.engine import DEFAULT_ENGINE, EngineName, Failure, Limits, backend
 from arrivalbench.errors import TaskError
+from arrivalbench.executors import Executor, HarnessError, peak_rss, unit_spec
 from arrivalbench.grading import Point, grade
 from arrivalbench.grading import schedule as make_schedule
 from arrivalbench.leakage import scan
@@ -62,7 +62,7 @@ from arrivalbench.perturbation import visible
 from arrivalbench.prompts import build
 from arrivalbench.replay import expected, replay
 from arrivalbench.schedules import CONTROLS, Schedule
-from arrivalbench.task import HAZARDS, TaskSpec, load_spec, load_specs
+from arrivalbench.task import HAZARDS, TaskSpec, load_spec, load_specs, source_of
 from arrivalbench.values import canonical_json, to_json
 
 GATE_SEEDS: tuple[int, ...] = (0, 1, 2)
@@ -122,6 +122,40 @@ class JobResult:
     replays: int = 0
     broken_reference: bool = False
     cpu_seconds: float = 0.0  # process time of the job: what the work costs on one core
+    peak_rss: int = 0  # bytes, of the worker process so far
+
+
+DIED = "the worker grading it died (a crash or a kill) before it finished"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One artifact of one task on the gate's plan: the unit of work the executor hands a
+    worker. `task` is how a worker loads the task, `task_digest` what it must find there."""
+
+    task: str
+    task_digest: str
+    task_id: str
+    artifact: str  # "gold", "incremental" or a negative's name
+    seeds: tuple[int, ...]
+    engine: EngineName = DEFAULT_ENGINE
+
+    def where(self) -> str:
+        return f"gating {self.task_id} {self.artifact}"
+
+    def check_name(self) -> str:
+        return self.artifact if self.artifact in ("gold", "incremental") \
+            else f"negative {self.artifact}"
+
+    def died(self) -> JobResult:
+        """A death is the artifact's failed check, not the end of the gate."""
+        return JobResult(self.task_id, self.artifact,
+                         findings=(Finding(self.task_id, self.check_name(), DIED),))
+
+    def check(self, result: JobResult) -> None:
+        if (result.task, result.artifact) != (self.task_id, self.artifact):
+            raise HarnessError(f"a worker answered {result.task} {result.artifact} for "
+                               f"{self.task_id} {self.artifact}")
 
 
 @dataclass(frozen=True)
@@ -189,7 +223,11 @@ def run_job(path: str, artifact: str, seeds: tuple[int, ...] = GATE_SEEDS,
             engine: EngineName = DEFAULT_ENGINE) -> JobResult:
     """Grade one artifact of one task on the gate's plan on `engine`; the gold job also runs
     the reference and the perturbation checks."""
-    spec = load_spec(path)
+    return _run_job(load_spec(path), artifact, seeds, engine)
+
+
+def _run_job(spec: TaskSpec, artifact: str, seeds: tuple[int, ...],
+             engine: EngineName = DEFAULT_ENGINE) -> JobResult:
     try:
         reference = expected(spec)
     except TaskError as exc:
@@ -243,15 +281,11 @@ def _incremental_job(spec: TaskSpec, seeds: tuple[int, ...]) -> JobResult:
         replays=replays)
 
 
-def _run_job_args(args: tuple[str, str, tuple[int, ...], EngineName]) -> JobResult:
-    return _timed(*args)
-
-
-def _timed(path: str, artifact: str, seeds: tuple[int, ...],
-           engine: EngineName = DEFAULT_ENGINE) -> JobResult:
+def work(job: Job) -> JobResult:
+    """The executor's work function for the gate: one job, with what it cost."""
     start = time.process_time()
-    result = run_job(path, artifact, seeds, engine)
-    return replace(result, cpu_seconds=time.process_time() - start)
+    result = _run_job(unit_spec(job.task, job.task_digest), job.artifact, job.seeds, job.engine)
+    return replace(result, cpu_seconds=time.process_time() - start, peak_rss=peak_rss())
 
 
 def _statement_count(script: str, engine: EngineName = DEFAULT_ENGINE) -> int:
@@ -345,32 +379,36 @@ def default_workers() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
+def jobs(specs: Sequence[TaskSpec], seeds: tuple[int, ...] = GATE_SEEDS,
+         engine: EngineName = DEFAULT_ENGINE) -> list[Job]:
+    """One job per artifact, the biggest tasks first, so that no worker is left with a long
+    one at the end (an executor takes the tasks in this order when it has a choice). The
+    incremental check runs on DuckDB only, where read cost is measured."""
+    weight = {s.digest: sum(f.stat().st_size for f in s.log_files) * len(points(s, seeds))
+              for s in specs}
+    measured = engine == DEFAULT_ENGINE
+    out = [Job(source_of(spec), spec.digest, spec.id, artifact, seeds, engine) for spec in specs
+           for artifact in ("gold", *(n.name for n in spec.negatives),
+                            *(("incremental",) if spec.incremental_sql and measured else ()))]
+    return sorted(out, key=lambda job: -weight[job.task_digest])
+
+
 def run(specs: Sequence[TaskSpec], workers: int | None = None,
-        seeds: tuple[int, ...] = GATE_SEEDS, engine: EngineName = DEFAULT_ENGINE) -> Report:
-    """Every check on every task, its pipelines run on `engine`. Jobs (one per artifact) run
-    in `workers` processes. A task without pipelines for `engine` raises TaskError first."""
+        seeds: tuple[int, ...] = GATE_SEEDS, engine: EngineName = DEFAULT_ENGINE, *,
+        executor: str | Executor = "local") -> Report:
+    """Every check on every task, its pipelines run on `engine`. Jobs (one per artifact) run on
+    `executor` (a name in `executors.EXECUTORS` with `workers` workers, or one made with `work`
+    as its work). A task without pipelines for `engine` raises TaskError first."""
     start = time.perf_counter()
     for spec in specs:  # bad input before any replay
         spec.gold_for(engine)
         spec.negatives_for(engine)
-    measured = engine == DEFAULT_ENGINE
-    jobs = [(str(spec.path), artifact, seeds, engine) for spec in specs
-            for artifact in ("gold", *(n.name for n in spec.negatives),
-                             *(("incremental",) if spec.incremental_sql and measured else ()))]
-    # The biggest jobs first, so that no worker is left with a long one at the end.
-    weight = {str(s.path): sum(f.stat().st_size for f in s.log_files) * len(points(s, seeds))
-              for s in specs}
-    jobs.sort(key=lambda job: -weight[job[0]])
-    workers = min(workers or default_workers(), len(jobs)) or 1
-    results: list[JobResult]
-    if workers == 1:
-        results = [_timed(*job) for job in jobs]
-    else:
-        # `spawn`: a worker imports the package afresh instead of inheriting the parent's
-        # DuckDB instances and watchdog thread through fork.
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            results = list(pool.map(_run_job_args, jobs))
+    planned = jobs(specs, seeds, engine)
+    results: list[JobResult] = []
+    if isinstance(executor, str):
+        executor = executors.make(executor, min(workers or default_workers(),
+                                                len(planned)) or 1, work)
+    executor.run(planned, lambda batch: results.extend(r for _job, r in batch))
 
     by_task: dict[str, list[JobResult]] = {}
     for result in results:
