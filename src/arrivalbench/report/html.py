@@ -9,9 +9,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from arrivalbench.report.definitions import DEFINITIONS, FEW_TASKS, MARK, few
+from arrivalbench.report.definitions import FEW_TASKS, MARK, few, shown
 from arrivalbench.report.figures import Chart, inline
-from arrivalbench.report.markdown import left_out
+from arrivalbench.report.markdown import engines_note, left_out
 from arrivalbench.report.tables import DASH, Table, cell_text, fmt_number
 
 CSS = """
@@ -102,8 +102,10 @@ def render(doc: Mapping[str, Any], tables: Sequence[Table], charts: Sequence[Cha
         f"{inline(c.svg, c.title, c.name)}\n<figcaption>{_text(c.caption)}</figcaption></figure>"
         for c in charts)
     definitions = "".join(f"<li><strong>{html.escape(term)}</strong>: {_text(text)}</li>"
-                          for term, text in DEFINITIONS)
+                          for term, text in shown(doc))
     skipped = f'<p>{_text(left_out(doc))}</p>' if left_out(doc) else ""
+    if engines_note(doc):
+        skipped += f'\n<p>{_text(engines_note(doc))}</p>'
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import duckdb
 
+from arrivalbench.engine import DEFAULT_ENGINE
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.store import Store
 
@@ -25,6 +26,20 @@ _WITHIN_BUDGET = """(SELECT k.unprofiled = 0 AND k.read_amplification <= CAST(
   WHERE k.task_digest = v.task_digest AND k.schedule = v.schedule AND k.seed = v.seed
     AND k.artifact = v.artifact AND k.engine_version = v.engine_version
     AND k.harness_version = v.harness_version)"""
+
+# The engine a verdict ran on, from its canonical record; records written before verdicts
+# carried an engine are DuckDB's, the only engine there was.
+_ENGINE_OF_RECORD = f"COALESCE(TRY(json_extract_string(v.record, '$.engine')), '{DEFAULT_ENGINE}')"
+
+
+def _engine(con: duckdb.DuckDBPyConnection) -> str:
+    """The expression of a verdict's engine: an `engine` column of `verdicts` when the file has
+    one (and it is set), else the record's."""
+    columns = {r[0] for r in con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = 'main' "
+        "AND table_name = 'verdicts'").fetchall()}
+    return f"COALESCE(v.engine, {_ENGINE_OF_RECORD})" if "engine" in columns \
+        else _ENGINE_OF_RECORD
 
 
 @dataclass(frozen=True)
@@ -53,6 +68,7 @@ class VerdictRow:
     record: str = ""
     # Whether the replay stayed within its task's read budget; None: its cost was not measured.
     within_budget: bool | None = None
+    engine: str = DEFAULT_ENGINE  # the engine the replay ran on
 
 
 @dataclass(frozen=True)
@@ -131,7 +147,7 @@ def _read(store: Store, path: Path, wanted: list[str], compare: list[str]) -> Re
                   for c in store.cells(list(arms)))
     verdicts = tuple(VerdictRow(*r) for r in con.execute(
         "SELECT task_digest, artifact, schedule, seed, verdict, engine_version, harness_version, "
-        f"record, {_WITHIN_BUDGET if 'costs' in present else 'NULL'} "
+        f"record, {_WITHIN_BUDGET if 'costs' in present else 'NULL'}, {_engine(con)} "
         "FROM verdicts v WHERE EXISTS (SELECT 1 FROM cells c WHERE list_contains($1, c.arm)"
         " AND c.artifact = v.artifact AND c.task_digest = v.task_digest) "
         "ORDER BY task_digest, artifact, schedule, seed, engine_version, harness_version",

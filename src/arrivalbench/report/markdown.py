@@ -6,14 +6,26 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from arrivalbench.report.definitions import DEFINITIONS, FEW_TASKS, MARK
+from arrivalbench.report.definitions import FEW_TASKS, MARK, shown
 from arrivalbench.report.figures import Chart
 from arrivalbench.report.tables import Table, cell_text
 
 
-def definitions() -> list[str]:
-    """The definitions as Markdown list items."""
-    return [f"- **{term}**: {text}" for term, text in DEFINITIONS]
+def definitions(doc: Mapping[str, Any]) -> list[str]:
+    """The definitions a report of `doc` shows, as Markdown list items."""
+    return [f"- **{term}**: {text}" for term, text in shown(doc)]
+
+
+def engines_note(doc: Mapping[str, Any]) -> str:
+    """The sentence naming the engine each arm's tables read, or nothing (a DuckDB-only
+    study)."""
+    if "engines" not in doc:
+        return ""
+    arms = ", ".join(f"`{a}`: {e}" for a, e in doc["engines"].items())
+    both = (" Arms graded on both engines are compared in the engine tables at the end."
+            if "engine_comparison" in doc else "")
+    return ("Engines: each arm's tables read the verdicts of one engine, DuckDB's (the default "
+            f"engine) when the arm has any ({arms}).{both}")
 
 
 def left_out(doc: Mapping[str, Any]) -> str:
@@ -62,6 +74,8 @@ def render(doc: Mapping[str, Any], tables: Sequence[Table], charts: Sequence[Cha
     ]
     if left_out(doc):
         parts += [left_out(doc), ""]
+    if engines_note(doc):
+        parts += [engines_note(doc), ""]
     parts += [table_md(t) for t in tables[:1]]
     parts += ["## Figures", ""]
     for chart in charts:
@@ -69,5 +83,5 @@ def render(doc: Mapping[str, Any], tables: Sequence[Table], charts: Sequence[Cha
                   chart.caption, ""]
     parts += [table_md(t) for t in tables[1:]]
     parts += ["## Definitions", ""]
-    parts += definitions()
+    parts += definitions(doc)
     return "\n".join(parts) + "\n"

@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from arrivalbench.cells import CellClass, classify
+from arrivalbench.engine import DEFAULT_ENGINE
 from arrivalbench.report.bootstrap import RESAMPLES, interval, resample_indices
 from arrivalbench.report.load import CellRow, Results, TurnRow, VerdictRow
 from arrivalbench.task import HAZARDS
@@ -25,6 +26,7 @@ CONTROLS = ("in_order", "trickle")
 ORDERING = ("late_arrival", "out_of_order")
 IDEMPOTENCY = ("duplicates", "crash_retry")
 VERDICTS = ("PASS", "FAIL", "ERROR")
+REPORTED = frozenset({"snapshot", *CONTROLS, *HAZARDS})  # the schedules the metrics read
 NOT_REPLICATES = frozenset({"negatives"})
 SPREAD_METRICS = ("gradeable", "snapshot_pass", "gap", "gap_controls", "silent", "crash",
                   "ordering", "idempotency", "ordering_minus_idempotency", "schema_evolution")
@@ -97,10 +99,12 @@ def version_key(version: str) -> tuple[tuple[int, int | str], ...]:
 
 
 def newest_verdicts(verdicts: Iterable[VerdictRow]) -> list[VerdictRow]:
-    """One verdict per (task digest, artifact, schedule, seed): the newest version pair's."""
-    chosen: dict[tuple[str, str, str, int], VerdictRow] = {}
+    """One verdict per (task digest, artifact, schedule, seed, engine): the newest version
+    pair's. Engines are kept apart: their versions do not compare (PostgreSQL 18 is not a newer
+    DuckDB)."""
+    chosen: dict[tuple[str, str, str, int, str], VerdictRow] = {}
     for v in verdicts:
-        key = (v.task_digest, v.artifact, v.schedule, v.seed)
+        key = (v.task_digest, v.artifact, v.schedule, v.seed, v.engine)
         old = chosen.get(key)
         if old is None or ((version_key(v.harness_version), version_key(v.engine_version))
                            > (version_key(old.harness_version), version_key(old.engine_version))):
@@ -118,11 +122,14 @@ def repair_class(turns: Sequence[TurnRow]) -> str | None:
 
 def cell_facts(cells: Iterable[CellRow], verdicts: Iterable[VerdictRow],
                idioms: Mapping[str, tuple[str, ...] | None] | None = None,
-               turns: Iterable[TurnRow] = ()) -> list[CellFacts]:
-    """Join cells with their verdicts (newest version per key), idiom tags and repair turns."""
-    by_cell: dict[tuple[str, str], list[VerdictRow]] = defaultdict(list)
+               turns: Iterable[TurnRow] = (),
+               engines: Mapping[str, str] | None = None) -> list[CellFacts]:
+    """Join cells with their verdicts (newest version per key), idiom tags and repair turns.
+    A cell reads the verdicts of one engine: its arm's in `engines`, DuckDB by default."""
+    by_cell: dict[tuple[str, str, str], list[VerdictRow]] = defaultdict(list)
     for v in newest_verdicts(verdicts):
-        by_cell[(v.task_digest, v.artifact)].append(v)
+        by_cell[(v.engine, v.task_digest, v.artifact)].append(v)
+    engines = engines or {}
     by_turns: dict[tuple[str, str, int], list[TurnRow]] = defaultdict(list)
     for t in turns:
         by_turns[(t.arm, t.task, t.replicate)].append(t)
@@ -132,8 +139,10 @@ def cell_facts(cells: Iterable[CellRow], verdicts: Iterable[VerdictRow],
         snapshot = None
         controls: dict[str, list[tuple[int, str]]] = defaultdict(list)
         hazards: dict[str, list[tuple[int, str]]] = defaultdict(list)
+        mine = by_cell.get((engines.get(c.arm, DEFAULT_ENGINE), c.task_digest, c.artifact or ""),
+                           [])
         if c.artifact is not None:
-            for v in by_cell.get((c.task_digest, c.artifact), []):
+            for v in mine:
                 if v.schedule == "snapshot" and v.seed == 0:
                     snapshot = v.verdict
                 elif v.schedule in CONTROLS:
@@ -141,8 +150,7 @@ def cell_facts(cells: Iterable[CellRow], verdicts: Iterable[VerdictRow],
                 elif v.schedule in HAZARDS:
                     hazards[v.schedule].append((v.seed, v.verdict))
         cell_turns = by_turns.get((c.arm, c.task, c.replicate), [])
-        mine = [v for v in by_cell.get((c.task_digest, c.artifact), [])
-                if v.schedule in ("snapshot", *CONTROLS, *HAZARDS)] if c.artifact else []
+        mine = [v for v in mine if v.schedule in REPORTED] if c.artifact else []
         facts.append(CellFacts(
             c.arm, c.task, c.replicate, c.artifact is not None, snapshot,
             {k: tuple(x for _, x in sorted(vs)) for k, vs in sorted(controls.items())},
@@ -496,16 +504,18 @@ def results_digest(verdicts: Iterable[VerdictRow]) -> str:
 
 
 def used_verdicts(results: Results) -> list[VerdictRow]:
-    """The verdicts the metrics read: the newest version of each key, of the selected cells, on
-    snapshot, the controls and the hazards."""
+    """The verdicts the report reads: the newest version of each key on each engine, of the
+    selected cells, on snapshot, the controls and the hazards (an arm's other engine's verdicts
+    are read by the engine comparison)."""
     used = {(c.task_digest, c.artifact) for c in results.cells if c.artifact is not None}
     return [v for v in newest_verdicts(results.verdicts) if (v.task_digest, v.artifact) in used
-            and v.schedule in ("snapshot", *CONTROLS, *HAZARDS)]
+            and v.schedule in REPORTED]
 
 
-def study(results: Results, seed: int, resamples: int = RESAMPLES) -> dict[str, JSON]:
-    """The metrics.json document of a results file."""
-    facts = cell_facts(results.cells, results.verdicts, results.idioms, results.turns)
+def study(results: Results, seed: int, resamples: int = RESAMPLES,
+          engines: Mapping[str, str] | None = None) -> dict[str, JSON]:
+    """The metrics.json document of a results file; each arm on its engine in `engines`."""
+    facts = cell_facts(results.cells, results.verdicts, results.idioms, results.turns, engines)
     arms: dict[str, JSON] = {}
     for arm in results.arms:
         reasons = Counter(c.reason or "no reason given" for c in results.cells

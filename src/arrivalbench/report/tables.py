@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from arrivalbench.report.definitions import DEFINITIONS, FEW_TASKS, few
+from arrivalbench.report.definitions import DEFINITIONS, ENGINE_DEFINITIONS, FEW_TASKS, few
 from arrivalbench.task import HAZARDS
 from arrivalbench.values import JSON
 
@@ -64,7 +64,7 @@ def fmt_metric(m: Mapping[str, Any]) -> str:
 
 def caption(term: str) -> str:
     """The definition of `term`, as a table caption."""
-    text = dict(DEFINITIONS)[term]
+    text = dict(DEFINITIONS + ENGINE_DEFINITIONS)[term]
     return text[0].upper() + text[1:]
 
 
@@ -205,7 +205,66 @@ def build(doc: Mapping[str, Any]) -> list[Table]:
                   for a, v in doc["no_scripts"].items())))
     if "comparison" in doc:
         tables += comparison_tables(doc["comparison"])
+    if "engine_comparison" in doc:
+        tables += engine_tables(doc["engine_comparison"])
     return tables
+
+
+ENGINE_NAMES = {"duckdb": "DuckDB", "postgres": "PostgreSQL"}
+
+
+def engine_title(c: Mapping[str, Any]) -> str:
+    a, b = (ENGINE_NAMES.get(e, e) for e in c["engines"])
+    return f"Engines: {a} against {b}"
+
+
+def engine_tables(c: Mapping[str, Any]) -> list[Table]:
+    """The engine comparison: agreement, pass rates side by side, the cells that differ and
+    the (cell, schedule) pairs that pass on one engine only."""
+    a, b = c["engines"]
+    arms: Mapping[str, Mapping[str, Any]] = c["arms"]
+    counts = "; ".join(f"`{arm}`: {e['cells']['compared']} cells ({e['replays']} replays) on "
+                       f"{e['tasks']} tasks, {e['cells']['one_engine']} graded on one engine "
+                       "only" for arm, e in arms.items())
+    return [
+        Table("engine_agreement", engine_title(c),
+              f"{caption('Engine comparison')} Compared: {counts}. `all`: agreement over "
+              "every schedule's replays.",
+              (Column("arm", "arm", "text"), Column("schedule", "schedule", "text"),
+               Column("agreement", "agreement", "metric")),
+              tuple({"arm": arm, "schedule": s, "agreement": m}
+                    for arm, e in arms.items() for s, m in e["agreement"].items()
+                    if m["n"] > 0)),
+        Table("engine_pass_rates", "Pass rates on each engine",
+              "Snapshot pass and per-hazard pass rates on the compared replays, each task kept "
+              "only where both engines define the rate; the difference has a paired interval.",
+              (Column("arm", "arm", "text"), Column("rate", "rate", "text"),
+               Column(a, ENGINE_NAMES.get(a, a), "metric"),
+               Column(b, ENGINE_NAMES.get(b, b), "metric"),
+               Column("difference", f"{ENGINE_NAMES.get(b, b)} \u2212 {ENGINE_NAMES.get(a, a)}",
+                      "metric")),
+              tuple({"arm": arm, "rate": r, **sides} for arm, e in arms.items()
+                    for r, sides in e["pass_rates"].items() if sides[a]["n"] > 0)),
+        Table("engine_cells", "Cells whose verdicts differ between engines",
+              "Compared replays of the cell, and how many of them have the same verdict on "
+              "both engines; cells that agree on every replay are not listed (metrics.json "
+              "`per_cell` has them all).",
+              (Column("arm", "arm", "text"), Column("task", "task", "text"),
+               Column("replicate", "replicate", "int"), Column("replays", "replays", "int"),
+               Column("agree", "agree", "int")),
+              tuple({"arm": arm, **row} for arm, e in arms.items() for row in e["per_cell"]
+                    if row["agree"] < row["replays"]),
+              "The engines agree on every compared replay."),
+        Table("engine_split", "Passing on one engine only",
+              "Each (cell, schedule) that passes every compared seed on one engine and has a "
+              "FAIL or ERROR on the other: verdict letters per seed on each.",
+              (Column("arm", "arm", "text"), Column("task", "task", "text"),
+               Column("replicate", "replicate", "int"), Column("schedule", "schedule", "text"),
+               Column(a, ENGINE_NAMES.get(a, a), "text"),
+               Column(b, ENGINE_NAMES.get(b, b), "text")),
+              tuple({"arm": arm, **row} for arm, e in arms.items() for row in e["split"]),
+              "No compared cell passes on one engine and fails on the other."),
+    ]
 
 
 def _leaves(node: Mapping[str, Any], prefix: tuple[str, ...] = ()

@@ -9,8 +9,9 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
+from arrivalbench.engine import DEFAULT_ENGINE
 from arrivalbench.report.definitions import FEW_TASKS, MARK, few
-from arrivalbench.report.tables import DASH, comparison_tables, fmt_number
+from arrivalbench.report.tables import DASH, comparison_tables, engine_title, fmt_number
 
 HEADLINE = (("snapshot_pass", "snapshot pass"), ("gap", "gap (all-in)"),
             ("gap_controls", "gap (controls)"), ("silent", "silent"), ("crash", "crash"),
@@ -40,8 +41,11 @@ def summary_table(doc: Mapping[str, Any]) -> Table:
     table = Table(title=f"task means, 95% bootstrap intervals over tasks (seed {doc['seed']}); "
                         f"{MARK} fewer than {FEW_TASKS} tasks", title_justify="left")
     table.add_column("", no_wrap=True)
-    for arm in arms:
-        table.add_column(arm, justify="right")
+    engines = doc.get("engines", {})
+    for arm in arms:  # an arm on another engine than DuckDB says so in its header
+        engine = engines.get(arm, DEFAULT_ENGINE)
+        table.add_column(arm if engine == DEFAULT_ENGINE else f"{arm} ({engine})",
+                         justify="right")
     table.add_row("tasks", *(str(m["cells"]["tasks"]) for m in arms.values()))
     table.add_row("cells", *(str(m["cells"]["total"]) for m in arms.values()))
     table.add_row("cells without a script", *(str(m["cells"]["no_artifact"])
@@ -103,3 +107,52 @@ def notes(doc: Mapping[str, Any]) -> list[str]:
             lines.append(f"{arm}: {cells['no_artifact']} cell(s) without a script are counted "
                          "apart (see cells.csv, no_artifact.csv)")
     return lines
+
+
+MAX_SPLIT_LINES = 20  # the rest are in engine_split.csv
+
+
+def engine_table(doc: Mapping[str, Any]) -> Table:
+    """Per arm graded on both engines: agreement over all compared replays and per schedule,
+    and beside each schedule its pass rate on each engine and their difference."""
+    c = doc["engine_comparison"]
+    a, b = c["engines"]
+    table = Table(title=f"{engine_title(c).replace('Engines', 'engines')}: agreement on the "
+                        "replays both graded, pass rates side by side (task means, 95% "
+                        "intervals)",
+                  caption="all rates with their intervals: engine_pass_rates.csv",
+                  caption_justify="left", title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column("", no_wrap=True)
+    table.add_column("agreement", justify="right", no_wrap=True)
+    for label in (a, b):
+        table.add_column(label, justify="right")
+    table.add_column(f"{b} \u2212 {a}", justify="right", no_wrap=True)
+    for arm, e in c["arms"].items():
+        table.add_row(f"[bold]{arm}[/bold]", _cell(e["agreement"]["all"]), "", "", "")
+        for schedule, m in e["agreement"].items():
+            if schedule == "all" or m["n"] == 0:
+                continue
+            rate = e["pass_rates"].get("snapshot_pass" if schedule == "snapshot" else schedule)
+            sides = ("", "", "") if rate is None or rate[a]["value"] is None else (
+                fmt_number(rate[a]["value"]), fmt_number(rate[b]["value"]),
+                _cell(rate["difference"]))
+            table.add_row(f"  {schedule}", _cell(m), *sides)
+        table.add_section()
+    return table
+
+
+def split_lines(doc: Mapping[str, Any]) -> list[str]:
+    """One line per (cell, schedule) that passes on one engine only (the first few), then a
+    count."""
+    c = doc["engine_comparison"]
+    a, b = c["engines"]
+    rows = [(arm, r) for arm, e in c["arms"].items() for r in e["split"]]
+    lines = [f"{arm} {r['task']} replicate {r['replicate']} {r['schedule']}: {a} {r[a]}, "
+             f"{b} {r[b]}" for arm, r in rows[:MAX_SPLIT_LINES]]
+    more = f" ({len(rows) - MAX_SPLIT_LINES} not shown: engine_split.csv)" \
+        if len(rows) > MAX_SPLIT_LINES else ""
+    counts = "; ".join(f"{arm} {e['cells']['compared']} cells ({e['replays']} replays), "
+                       f"{e['cells']['one_engine']} on one engine only"
+                       for arm, e in c["arms"].items())
+    return [f"compared: {counts}", *lines,
+            f"{len(rows)} (cell, schedule) pairs pass on one engine only{more}"]
