@@ -5,6 +5,7 @@ own."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from collections.abc import Callable
@@ -16,6 +17,7 @@ import pytest
 import yaml
 
 from arrivalbench import gate
+from arrivalbench.executors import LocalExecutor
 from arrivalbench.grading import schedule
 from arrivalbench.perturbation import visible
 from arrivalbench.schedules import Batch, Schedule
@@ -273,3 +275,49 @@ def test_the_gold_must_be_right_after_every_run_of_a_hazard(tmp_path: Path) -> N
     assert {f.schedule for f in gold} == {"late_arrival", "duplicates", "crash_retry"}
     assert all("diverges after batch" in f.reason and "final table is right" in f.reason
                for f in gold)
+
+
+# -- the executor --------------------------------------------------------------------------------
+
+
+def dies_under_the_negative(job: gate.Job) -> gate.JobResult:
+    """The gate's work, except that the worker dies under the negative `no_dedup` (module
+    level, so that spawned workers can import it)."""
+    if job.artifact == "no_dedup":
+        os._exit(3)
+    return gate.work(job)
+
+
+def test_a_worker_that_dies_under_a_job_fails_that_artifact_and_the_gate_goes_on(
+        tmp_path: Path) -> None:
+    from conftest import write_task
+
+    specs = gate.load([write_task(tmp_path)])
+    sound = gate.run(specs, workers=1, seeds=ONE_SEED)
+    assert {f.check for f in sound.findings} == {"coverage"}  # the tiny task lacks a negative
+    executor = LocalExecutor(1, work=dies_under_the_negative)
+    report = gate.run(specs, seeds=ONE_SEED, executor=executor)
+    assert executor.stats.causes == ["exit status 3"]
+    lines = [f.line() for f in report.findings if f.check != "coverage"]
+    assert lines == [f"tiny: negative no_dedup: schedule -, seed -: {gate.DIED}"]
+    # With its only negative dead, no hazard is shown to be real.
+    vacuous = {f.schedule for f in report.findings if f.check == "coverage"}
+    assert vacuous == set(specs[0].hazards) > {f.schedule for f in sound.findings}
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.filterwarnings("ignore::ResourceWarning")
+def test_the_gate_on_ray_reports_the_same_findings(tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    from conftest import TINY_NO_DEDUP, write_task
+
+    # Two negatives, one declaring a hazard it passes: findings of three kinds.
+    folder = write_task(tmp_path, negatives={"no_dedup": TINY_NO_DEDUP, "same": TINY_NO_DEDUP})
+    edit_yaml(folder, lambda d: d["negatives"].update(
+        same={"fails": [*d["negatives"]["no_dedup"]["fails"], "late_arrival"]}))
+    specs = gate.load([folder])
+    local = gate.run(specs, workers=2, seeds=ONE_SEED)
+    on_ray = gate.run(specs, workers=2, seeds=ONE_SEED, executor="ray")
+    assert {f.check for f in local.findings} == {"negative same", "coverage"}
+    assert [f.line() for f in on_ray.findings] == [f.line() for f in local.findings]
+    assert on_ray.replays == local.replays  # the same early stops

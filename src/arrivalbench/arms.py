@@ -1,8 +1,8 @@
 """Built-in arms and folders of submissions: where artifacts come from.
 
-- `gold`: each task's `gold.sql`, replicate 0.
+- `gold`: each task's `gold.sql` (on another engine `gold.<engine>.sql`), replicate 0.
 - `negatives`: one artifact per negative control, replicate = its position in `task.yaml`;
-  provenance names the negative and the hazards it declares to fail.
+  provenance names the negative and the hazards it declares to fail on the engine graded.
 - `template`: a uniform pipeline generated from the task spec (`template_sql`): append the
   delivered records of each source to a history table deduplicated on the record key, then
   rebuild the target from the histories with the task's own reference query.
@@ -23,9 +23,11 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from arrivalbench import dialects
+from arrivalbench.engine import DEFAULT_ENGINE, EngineName
 from arrivalbench.errors import ArrivalBenchError, TaskError
 from arrivalbench.idioms import signature
-from arrivalbench.task import TaskSpec, builtin_ids, source_of
+from arrivalbench.task import TaskSpec, builtin_ids, pipeline_file, source_of
 from arrivalbench.textfile import read_text
 from arrivalbench.values import JSON
 from arrivalbench.words import count
@@ -49,28 +51,36 @@ def _file(spec: TaskSpec, relative: str) -> str:
     return relative if source_of(spec) == spec.id else str(spec.path / relative)
 
 
-def gold(spec: TaskSpec) -> list[Artifact]:
-    return [Artifact("gold", spec, 0, spec.gold_sql, {"file": _file(spec, "gold.sql")})]
+def gold(spec: TaskSpec, engine: EngineName = DEFAULT_ENGINE) -> list[Artifact]:
+    return [Artifact("gold", spec, 0, spec.gold_for(engine),
+                     {"file": _file(spec, pipeline_file("gold", engine))})]
 
 
-def negatives(spec: TaskSpec) -> list[Artifact]:
-    return [Artifact("negatives", spec, index, negative.sql,
-                     {"file": _file(spec, f"negatives/{negative.name}.sql"),
-                      "negative": negative.name, "fails": list(negative.fails)})
-            for index, negative in enumerate(spec.negatives)]
+def negatives(spec: TaskSpec, engine: EngineName = DEFAULT_ENGINE) -> list[Artifact]:
+    """Provenance keeps the keys it always had on DuckDB, so DuckDB cells stay byte for byte
+    what they were; on another engine it also names the engine."""
+    extra: dict[str, JSON] = {} if engine == DEFAULT_ENGINE else {"engine": engine}
+    return [Artifact("negatives", spec, index, sql,
+                     {"file": _file(spec, negative.file_for(engine)),
+                      "negative": negative.name, "fails": list(negative.fails_on(engine)),
+                      **extra})
+            for index, (negative, sql) in enumerate(spec.negatives_for(engine))]
 
 
-def template(spec: TaskSpec) -> list[Artifact]:
-    return [Artifact("template", spec, 0, template_sql(spec),
+def template(spec: TaskSpec, engine: EngineName = DEFAULT_ENGINE) -> list[Artifact]:
+    return [Artifact("template", spec, 0, template_sql(spec, engine),
                      {"generator": "template", "version": TEMPLATE_VERSION})]
 
 
-def builtin(arm: str, specs: Sequence[TaskSpec]) -> list[Artifact]:
-    """The artifacts of a built-in arm over `specs`, in task order."""
+def builtin(arm: str, specs: Sequence[TaskSpec], engine: EngineName = DEFAULT_ENGINE
+            ) -> list[Artifact]:
+    """The artifacts of a built-in arm over `specs` for `engine`, in task order. Every task's
+    pipelines for the engine are checked before any artifact is made, so a task without them
+    stops the run before anything is written."""
     make = {"gold": gold, "negatives": negatives, "template": template}.get(arm)
     if make is None:
         raise ArrivalBenchError(f"unknown arm {arm!r}; built-in arms: {', '.join(BUILTIN_ARMS)}")
-    return [a for spec in specs for a in make(spec)]
+    return [a for spec in specs for a in make(spec, engine)]
 
 
 # -- the template arm ------------------------------------------------------------------------
@@ -93,8 +103,8 @@ def history_tables(spec: TaskSpec) -> dict[str, str]:
     return names
 
 
-def template_sql(spec: TaskSpec) -> str:
-    """The template pipeline of `spec`.
+def template_sql(spec: TaskSpec, engine: EngineName = DEFAULT_ENGINE) -> str:
+    """The template pipeline of `spec` for `engine`.
 
     Per source: `CREATE TABLE IF NOT EXISTS main.<source>_history` with the declared columns,
     then an `INSERT` of the delivered records whose record key is not in the history yet, one
@@ -102,7 +112,13 @@ def template_sql(spec: TaskSpec) -> str:
     `CREATE OR REPLACE TABLE main.<target> AS <reference.sql>` with every reference to a source
     bound to its history table. Each statement is idempotent, so a re-run after a crash at any
     statement converges; the result is a pure function of the set of records delivered.
+
+    On PostgreSQL the same pipeline in its dialect: `SELECT DISTINCT ON` for the one row per
+    record key, and the target rebuilt by `DROP TABLE IF EXISTS` then `CREATE TABLE ... AS` in
+    one transaction, with the reference query translated by sqlglot.
     """
+    if engine != DEFAULT_ENGINE:
+        return _template_other(spec, engine)
     history = history_tables(spec)
     parts = [f"-- ArrivalBench template pipeline for {spec.id} (generated, version "
              f"{TEMPLATE_VERSION}): every run appends\n-- the delivered records of each source to "
@@ -123,6 +139,34 @@ def template_sql(spec: TaskSpec) -> str:
             f"QUALIFY row_number() OVER (PARTITION BY {', '.join(f'd.{k}' for k in keys)}) = 1;\n")
     query = bind_sources(spec, {name: f"main.{_quote(table)}" for name, table in history.items()})
     parts.append(f"CREATE OR REPLACE TABLE main.{_quote(spec.target.name)} AS\n{query}\n;\n")
+    return "\n".join(parts)
+
+
+def _template_other(spec: TaskSpec, engine: EngineName) -> str:
+    history = history_tables(spec)
+    parts = [f"-- ArrivalBench template pipeline for {spec.id} on {engine} (generated, version "
+             f"{TEMPLATE_VERSION}): every run appends\n-- the delivered records of each source "
+             "to a history table, deduplicated on the record key,\n-- then rebuilds the target "
+             "from the history with the task's reference query.\n"]
+    for source in spec.sources:
+        table = f"main.{_quote(history[source.name])}"
+        names = [_quote(c.name) for c in source.columns]
+        columns = ",\n    ".join(f"{_quote(c.name)} {dialects.type_name(c.type, engine)}"
+                                  for c in source.columns)
+        keys = [_quote(k) for k in source.record_key]
+        match = " AND ".join(f"h.{k} IS NOT DISTINCT FROM d.{k}" for k in keys)
+        parts.append(f"CREATE TABLE IF NOT EXISTS {table} (\n    {columns}\n);\n")
+        parts.append(
+            f"INSERT INTO {table} ({', '.join(names)})\n"
+            f"SELECT DISTINCT ON ({', '.join(f'd.{k}' for k in keys)}) "
+            f"{', '.join(f'd.{n}' for n in names)}\n"
+            f"FROM incoming.{_quote(source.name)} AS d\n"
+            f"WHERE NOT EXISTS (SELECT 1 FROM {table} AS h WHERE {match});\n")
+    query = bind_sources(spec, {name: f"main.{_quote(table)}" for name, table in history.items()})
+    query = dialects.transpile(query, engine, str(spec.path / "reference.sql"))
+    target = f"main.{_quote(spec.target.name)}"
+    parts.append(f"BEGIN;\nDROP TABLE IF EXISTS {target};\nCREATE TABLE {target} AS\n"
+                 f"{query}\n;\nCOMMIT;\n")
     return "\n".join(parts)
 
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from arrivalbench.artifacts import Artifact
-from arrivalbench.engine import DEFAULT_ENGINE, EngineName, Failure, Limits, Table
-from arrivalbench.engine import duckdb as engine
+from arrivalbench.engine import DEFAULT_ENGINE, Database, EngineName, Failure, Limits, Table
+from arrivalbench.engine import duckdb as reference_engine
 from arrivalbench.errors import TaskError
 from arrivalbench.log import load_log
 from arrivalbench.oracle import Diff, compare
@@ -106,7 +106,7 @@ def _compute(spec: TaskSpec, sets: list[frozenset[Ref]], limits: Limits) -> list
     the next set is a one-row update rather than a copy of records."""
     log = load_log(spec)
     out: list[Table] = []
-    with engine.database(limits) as db:
+    with reference_engine.database(limits) as db:
         query = db.split(spec.reference_sql).parsed[0].query.strip().rstrip(";")
         casts = ", ".join(f'CAST("{c.name}" AS {c.type}) AS "{c.name}"'
                           for c in spec.target.columns)
@@ -151,7 +151,7 @@ def replay_checked(spec: TaskSpec, script: Artifact | str, schedule: Schedule,
 
     last = len(schedule.batches) - 1
 
-    def after_run(number: int, db: engine.Database) -> None:
+    def after_run(number: int, db: Database) -> None:
         if number == last:
             return  # the replay itself reads the final table
         try:

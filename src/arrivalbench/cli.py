@@ -14,10 +14,9 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from arrivalbench import __version__, render
-from arrivalbench.engine import Limits
+from arrivalbench import __version__, interrupts, render
+from arrivalbench.engine import DEFAULT_ENGINE, ENGINES, EngineName, Limits, backend
 from arrivalbench.engine.cost import Cost, check_measurable
-from arrivalbench.engine.duckdb import NAME as ENGINE_NAME
 from arrivalbench.errors import REPORT_BUGS, ArrivalBenchError, missing_extra
 from arrivalbench.explain import DEFAULT_BUDGET as EXPLAIN_BUDGET
 from arrivalbench.grading import DEFAULT_SEEDS, grade_all, plan
@@ -70,6 +69,13 @@ def executor_option(f: F) -> F:
                         show_default=True, help="local processes, or Ray (the 'ray' extra).")(f)
 
 
+def engine_option(help: str = "The engine the pipelines run on (postgres needs the "
+                                "'postgres' extra).") -> Callable[[F], F]:
+    """`--engine duckdb|postgres`; an unknown name is a one-line usage error listing them."""
+    return click.option("--engine", type=click.Choice(ENGINES), default=DEFAULT_ENGINE,
+                        show_default=True, help=help)
+
+
 def command_line() -> str:
     """The command line as typed, stored with a run."""
     ctx = click.get_current_context(silent=True)
@@ -104,7 +110,10 @@ def tasks(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True,
               help="With --schedule: print the schedule as an explicit delivery plan (JSON), "
                    "the format grade --plan reads.")
-def show(task: str, schedule: str | None, seed: int, variant: str | None, as_json: bool) -> None:
+@engine_option("The engine the prompt is written for: its contract names it and its "
+               "version, its schemas use its type names.")
+def show(task: str, schedule: str | None, seed: int, variant: str | None, as_json: bool,
+         engine: EngineName) -> None:
     """Show TASK (a built-in id or a folder): ticket, schemas, hazards and the agent's prompt."""
     from arrivalbench.prompts import build
 
@@ -122,11 +131,12 @@ def show(task: str, schedule: str | None, seed: int, variant: str | None, as_jso
             return
         out.print(render.schedule_plan(spec, sched))
     elif variant is not None:
-        click.echo(build(spec, variant))
+        click.echo(build(spec, variant, engine=engine))
     else:
         out.print(render.task_details(spec))
-        out.rule(f"prompt ({DEFAULT_VARIANT})")
-        out.print(render.prose(build(spec, DEFAULT_VARIANT)))
+        on = "" if engine == DEFAULT_ENGINE else f", {engine}"
+        out.rule(f"prompt ({DEFAULT_VARIANT}{on})")
+        out.print(render.prose(build(spec, DEFAULT_VARIANT, engine=engine)))
 
 
 @app.command()
@@ -151,14 +161,19 @@ def show(task: str, schedule: str | None, seed: int, variant: str | None, as_jso
                    "write it) instead of generated schedules.")
 @click.option("--cost", "measure", is_flag=True,
               help="Also measure each replay's rows read and written, and read amplification.")
+@engine_option("The engine PIPELINE runs on (the reference is always computed by DuckDB).")
 def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], seeds: int,
           timeout: float, as_json: bool, every_batch: bool, plan_file: Path | None,
-          measure: bool) -> None:
+          measure: bool, engine: EngineName) -> None:
     """Grade PIPELINE (a .sql script or a dbt project folder) on TASK. Exit 0 if every verdict
     is PASS, 1 otherwise."""
     from arrivalbench import artifacts
     from arrivalbench.artifacts.script import Script
 
+    backend(engine)  # a missing extra is one line before anything runs
+    if pipeline.is_dir() and engine != "duckdb":
+        raise ArrivalBenchError(f"{pipeline}: a dbt project runs on engine duckdb only; grade "
+                                "it with --engine duckdb")
     spec = load_spec(task)
     artifact = artifacts.load(pipeline, spec, select)
     script = artifact.sql if isinstance(artifact, Script) else None
@@ -176,28 +191,32 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
         if script is None:
             raise ArrivalBenchError(f"--plan {plan_file}: plans replay SQL scripts; {pipeline} "
                                     "is a dbt project: grade it on generated schedules")
-        verdicts.append(grade_plan(spec, script, plan_file, limits, every_batch))
+        verdicts.append(grade_plan(spec, script, plan_file, limits, every_batch,
+                                   engine_name=engine))
     else:
         points = plan(spec, seeds, kinds)
         if measure:
-            check_measurable(ENGINE_NAME, [p.schedule for p in points], script is not None)
+            check_measurable(engine, script is not None)
         with render.progress(len(points), enabled=not as_json) as advance:
             for verdict, outcome in grade_all(spec, artifact, points, limits, every_batch,
-                                              measure):
+                                              measure, engine_name=engine):
                 verdicts.append(verdict)
                 costs.append(outcome.cost)
                 advance(verdict.status)
                 if verdict.schedule == "snapshot":
                     from arrivalbench.grading import nondeterminism
 
-                    differing = nondeterminism(spec, artifact, outcome, limits)
+                    differing = nondeterminism(spec, artifact, outcome, limits,
+                                               engine_name=engine)
     document = render.grade_document(spec, verdicts, costs if measure else None)
     if differing is not None:
         document["nondeterministic"] = differing  # absent when deterministic: bytes unchanged
     if as_json:
         click.echo(canonical_json(document))
     else:
-        problem = parse_problem(script) if script is not None else None
+        # DuckDB's parser says where a script stops parsing; PostgreSQL's says it per statement.
+        problem = parse_problem(script) if script is not None and engine == "duckdb" \
+            else None
         if problem is not None:  # every replay is the same ERROR: say it once, with its place
             out.print(Text(f"{pipeline} does not parse: {problem.describe()}; every replay "
                            "is an ERROR", style=render.STYLE["ERROR"]))
@@ -234,9 +253,11 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
               help="Instead of one PIPELINE: explain every failing cell of this results file "
                    "and store the minimal plans in it (table minimal_plans).")
 @click.option("--arm", "arms", multiple=True, help="With --results: only this arm (repeatable).")
+@engine_option("The engine PIPELINE runs on; with --results, the engine whose failing cells "
+               "are explained.")
 def explain_command(pipeline: Path | None, task: str | None, kind: str | None, seed: int | None,
                     budget: int, out_dir: Path | None, timeout: float, as_json: bool,
-                    results: Path | None, arms: Sequence[str]) -> None:
+                    results: Path | None, arms: Sequence[str], engine: EngineName) -> None:
     """Why PIPELINE fails on TASK: the first divergent batch, a minimal failing delivery plan,
     its timeline and (with --out) a repro bundle. Exit 0 if it passes, 1 if it fails."""
     from arrivalbench import explain as explaining
@@ -247,7 +268,7 @@ def explain_command(pipeline: Path | None, task: str | None, kind: str | None, s
         if pipeline is not None or task is not None or kind or seed is not None or out_dir:
             raise ArrivalBenchError("--results explains stored cells: leave out PIPELINE, "
                                     "--task, --schedule, --seed and --out")
-        explain_study(results, budget, arms, Limits(statement_seconds=timeout))
+        explain_study(results, budget, arms, Limits(statement_seconds=timeout), engine)
         return
     if pipeline is None or task is None:
         raise ArrivalBenchError("give PIPELINE and --task TASK (or --results FILE)")
@@ -258,7 +279,7 @@ def explain_command(pipeline: Path | None, task: str | None, kind: str | None, s
     if out_dir is not None:
         bundle.check_out(out_dir)
     limits = Limits(statement_seconds=timeout)
-    picked = explaining.pick(spec, script, kind, seed, limits)
+    picked = explaining.pick(spec, script, kind, seed, limits, engine)
     if picked is None:
         where = f"{kind} " if kind else ""
         message = (f"{pipeline} passes {where}{'seed ' + str(seed) if seed is not None else ''}"
@@ -270,11 +291,11 @@ def explain_command(pipeline: Path | None, task: str | None, kind: str | None, s
             click.echo(message)
         sys.exit(0)
     kind, seed = picked
-    found = explaining.explain(spec, script, kind, seed, budget, limits)
+    found = explaining.explain(spec, script, kind, seed, budget, limits, engine=engine)
     repro = None
     if out_dir is not None and found.shrunk is not None:
         repro = bundle.write(out_dir, spec, script, found.shrunk.schedule,
-                             found.needs_every_batch)
+                             found.needs_every_batch, engine)
     doc = found.document(repro)
     if as_json:
         click.echo(canonical_json(doc))
@@ -283,11 +304,12 @@ def explain_command(pipeline: Path | None, task: str | None, kind: str | None, s
     sys.exit(0 if found.verdict == "PASS" and found.nondeterministic is None else 1)
 
 
-def explain_study(results: Path, budget: int, arms: Sequence[str], limits: Limits) -> None:
+def explain_study(results: Path, budget: int, arms: Sequence[str], limits: Limits,
+                  engine: EngineName = DEFAULT_ENGINE) -> None:
     from arrivalbench.explain.study import explain_results
 
     summary = explain_results(results, budget, arms, limits,
-                              note=lambda m: click.echo(m, err=True))
+                              note=lambda m: click.echo(m, err=True), engine=engine)
     click.echo(f"explained {summary.explained} failing artifacts ({summary.skipped} already "
                f"explained) into {results}, table minimal_plans")
     for name, cells in summary.shapes.items():
@@ -300,13 +322,17 @@ def explain_study(results: Path, budget: int, arms: Sequence[str], limits: Limit
 @app.command("gate")
 @click.argument("task_refs", metavar="[TASK]...", nargs=-1)
 @workers_option("Worker processes (default: the number of cores, at most 8).")
-def gate_command(task_refs: Sequence[str], workers: int | None) -> None:
+@engine_option("The engine the gold and the negatives run on: each task's pipelines for it, "
+               "held to the hazards its negatives declare there.")
+@executor_option
+def gate_command(task_refs: Sequence[str], workers: int | None, engine: EngineName,
+                 executor: str) -> None:
     """The admissibility gate on each TASK (a built-in id or a folder; default:
     every built-in task). Prints one line per failed check; exit 0 if all pass, 1 otherwise."""
     from arrivalbench import gate
 
     specs = gate.load(task_refs or builtin_ids())
-    report = gate.run(specs, workers)
+    report = gate.run(specs, workers, engine=engine, executor=executor)
     for finding in report.findings:
         click.echo(finding.line())
     click.echo(report.summary(), err=True)
@@ -337,9 +363,12 @@ def gate_command(task_refs: Sequence[str], workers: int | None) -> None:
                    "--results does).")
 @click.option("--cost", "measure", is_flag=True,
               help="Also store each replay's rows read and written (the costs table).")
+@engine_option("The engine every artifact runs on; gold and negatives are each task's "
+               "pipelines for it. Verdicts of both engines live in one results file.")
 def run_command(arm_names: Sequence[str], submissions: Path | None, arm_name: str | None,
                 allow_unmatched: bool, task_refs: Sequence[str], seeds: int, results: Path,
-                workers: int | None, executor: str, then_explain: bool, measure: bool) -> None:
+                workers: int | None, executor: str, then_explain: bool, measure: bool,
+                engine: EngineName) -> None:
     """Grade arms into a results file: every cell on snapshot, both controls and each declared
     hazard for every seed. Replays already in the file are not graded again, so the same command
     resumes an interrupted run and more arms add to the file."""
@@ -348,10 +377,10 @@ def run_command(arm_names: Sequence[str], submissions: Path | None, arm_name: st
 
     summary = grid.run(results, arm_names, submissions, arm_name, task_refs, seeds, workers,
                        executor, command=command_line(), allow_unmatched=allow_unmatched,
-                       measure=measure)
+                       measure=measure, engine=engine)
     out.print(summary_table(summary, out.width))
     if then_explain:
-        explain_study(results, EXPLAIN_BUDGET, (), Limits())
+        explain_study(results, EXPLAIN_BUDGET, (), Limits(), engine)
 
 
 @app.command("regrade")
@@ -370,7 +399,7 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
     for m in report.mismatches:
         task_digest, schedule, seed, artifact, engine, harness = m.key
         click.echo(f"mismatch: task {m.task} ({task_digest}) schedule {schedule} seed {seed} "
-                   f"artifact {artifact} duckdb {engine} arrivalbench {harness}")
+                   f"artifact {artifact} {engine_label(engine)} arrivalbench {harness}")
         click.echo(f"  stored:  {m.stored}")
         click.echo(f"  regrade: {m.now}")
     click.echo(f"regraded {report.checked} of {count(report.stored, 'stored replay')} in "
@@ -413,10 +442,12 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
 @workers_option("Worker processes for grading. Default: the number of cores.")
 @click.option("--dry-run", is_flag=True,
               help="Print the samples, the most model calls and a token estimate; call nothing.")
+@engine_option("The engine the model writes for: the prompt names it, the snapshot test and "
+               "the grading run there. Off DuckDB the arm is <model>:<variant>@<engine>.")
 def generate(model: str, variant: str, replicates: int, task_refs: Sequence[str],
              results: Path, max_tokens: int, base_url: str | None, model_args: Sequence[str],
              max_connections: int | None, max_retries: int | None, seeds: int,
-             workers: int | None, dry_run: bool) -> None:
+             workers: int | None, dry_run: bool, engine: EngineName) -> None:
     """Generate a model arm (<model>:<variant>) through Inspect AI, store it and grade it.
 
     Each task gets a conversation: the prompt, then up to 3 replies, each script run on the
@@ -428,7 +459,7 @@ def generate(model: str, variant: str, replicates: int, task_refs: Sequence[str]
         model=model, variant=variant, replicates=replicates, tasks=tuple(task_refs),
         results=results, max_tokens=max_tokens, base_url=base_url, seeds=seeds,
         workers=workers, max_connections=max_connections, max_retries=max_retries,
-        model_args=generation.parse_model_args(model_args))
+        model_args=generation.parse_model_args(model_args), engine=engine)
     if dry_run:
         click.echo(generation.make_plan(request).describe())
         return
@@ -507,6 +538,13 @@ def report(results: Path, out_dir: Path, arms: Sequence[str], seed: int,
               f"report.html, CSVs, figures/", soft_wrap=False)
 
 
+def engine_label(tag: str) -> str:
+    """A key's engine version as words: `duckdb 2.0.1`, `postgres 18.1`."""
+    from arrivalbench.store import engine_of
+
+    return f"{DEFAULT_ENGINE} {tag}" if engine_of(tag) == DEFAULT_ENGINE else tag
+
+
 def read_script(path: Path) -> str:
     from arrivalbench.artifacts.script import read_script as read
 
@@ -519,6 +557,13 @@ def fail(message: str) -> NoReturn:
 
 
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
+
+
+def _interrupted() -> NoReturn:
+    # A second Ctrl-C while the interpreter shuts down would turn exit 130 into 1.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    click.echo("arrivalbench: interrupted", err=True)
+    sys.exit(INTERRUPTED)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -535,10 +580,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         command = exc.ctx.command_path if exc.ctx else "arrivalbench"
         fail(f"{exc.format_message()} (see '{command} --help')")
     except (click.Abort, KeyboardInterrupt):
-        # A second Ctrl-C while the interpreter shuts down would turn exit 130 into 1.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        click.echo("arrivalbench: interrupted", err=True)
-        sys.exit(INTERRUPTED)
+        _interrupted()
     except click.ClickException as exc:
         fail(exc.format_message())
     except ArrivalBenchError as exc:
@@ -546,6 +588,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     except BrokenPipeError:
         sys.exit(1)
     except Exception:
+        if interrupts.pressed():  # an engine error that Ctrl-C caused is not a bug
+            _interrupted()
         traceback.print_exc()
         click.echo("arrivalbench: internal error: this is a bug in arrivalbench, not a problem "
                    f"with your input; please report it to {REPORT_BUGS}", err=True)

@@ -1,11 +1,13 @@
 """Executors: where replays run. The parent process plans, dispatches and stores; workers only
 compute, so every verdict is written by one process in small transactions as it arrives.
 
-A work unit is one replay: (task, artifact, schedule, seed). Its verdict is a pure function of
-the unit, so the bytes are the same whatever the executor, the worker count or the order of
-work. Workers keep each task's log, reference result and schedules cached between units, and
-the executors hand a worker the units of the task it already holds for as long as there are
-any, so a log is loaded about once per worker per task.
+A work unit is one replay: (task, artifact, schedule, seed, engine). Its verdict is a pure
+function of the unit, so the bytes are the same whatever the executor, the worker count or the
+order of work. Workers keep each task's log, reference result and schedules cached between
+units, and the executors hand a worker the units of the task it already holds for as long as
+there are any, so a log is loaded about once per worker per task. An executor asks no more of a
+unit than `Job` says, so other work runs on the same machinery with a `work` function of its own
+(the gate grades one artifact of a task per unit).
 
 - `LocalExecutor`: a pool of `spawn`ed worker processes, each running its own loop over a pipe.
   A worker announces every unit before it starts it, so when a worker dies (segfault, an
@@ -30,9 +32,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from arrivalbench.artifacts import Artifact
+from arrivalbench.engine import DEFAULT_ENGINE, EngineName, backend
 from arrivalbench.engine.cost import Cost
 from arrivalbench.errors import ArrivalBenchError, WorkerError, missing_extra
 from arrivalbench.grading import Point, grade, nondeterminism, schedule
@@ -57,6 +60,16 @@ class Unit:
     seed: int
     project: str | None = None  # a dbt project folder; `script` is then the SQL it compiled
     measure: bool = False  # also measure the replay's cost
+    engine: EngineName = DEFAULT_ENGINE  # the engine the artifact runs on
+
+    def where(self) -> str:
+        return f"grading {self.task} {self.schedule} seed {self.seed}"
+
+    def died(self) -> Result:
+        return died(self)
+
+    def check(self, result: Result) -> None:
+        check_key(self, result)
 
 
 @dataclass(frozen=True)
@@ -74,10 +87,40 @@ class Result:
         return Graded(self.verdict, self.wall_seconds, self.engine_seconds, self.cost)
 
 
-Work = Callable[[Unit], Result]
+class Answer(Protocol):
+    """What an executor reads of a result: the peak memory of the worker that made it."""
+
+    @property
+    def peak_rss(self) -> int: ...
+
+
+R = TypeVar("R", bound=Answer)
+
+
+class Job(Protocol[R]):
+    """What an executor needs of a unit of work: the task it belongs to (a worker keeps to one
+    task while it has units), where it stands in an error message, the result that stands
+    for it when its worker dies under it, and a check that a result answers it (raises
+    `HarnessError`)."""
+
+    @property
+    def task(self) -> str: ...
+
+    @property
+    def task_digest(self) -> str: ...
+
+    def where(self) -> str: ...
+
+    def died(self) -> R: ...
+
+    def check(self, result: R) -> None: ...
+
+
+J = TypeVar("J", bound=Job[Any])
+Work = Callable[[Any], Any]  # a unit to its result, in a worker; `compute` for a `Unit`
 # Called in the executor's process with each batch of results as it arrives, and with an empty
 # batch at least every TICK seconds while waiting: raising there stops the run.
-OnResults = Callable[[list[tuple[Unit, Result]]], None]
+OnResults = Callable[[list[tuple[J, Any]]], None]
 TICK = 0.5
 
 
@@ -120,11 +163,11 @@ def compute(unit: Unit) -> Result:
     start = time.perf_counter()
     artifact = _artifact(unit, spec)
     verdict, outcome = grade(spec, artifact, Point(unit.schedule, unit.seed),
-                             measure=unit.measure)
+                             measure=unit.measure, engine_name=unit.engine)
     wall = time.perf_counter() - start
     differing = None
     if unit.schedule == "snapshot":  # once per artifact: one more replay, compared
-        found = nondeterminism(spec, artifact, outcome)
+        found = nondeterminism(spec, artifact, outcome, engine_name=unit.engine)
         differing = None if found is None else canonical_json(found)
     return Result(verdict, wall, outcome.engine_seconds, peak_rss(), differing, outcome.cost)
 
@@ -152,8 +195,10 @@ def died(unit: Unit) -> Result:
     spec = unit_spec(unit.task, unit.task_digest)
     sched = schedule(spec, unit.schedule, unit.seed)
     detail = {"phase": "run", "batch": None, "statement": None, "message": DIED}
+    engine = backend(unit.engine)
     return Result(Verdict(spec.id, spec.digest, unit.schedule, unit.seed, sched.digest,
-                          unit.artifact, "ERROR", detail), 0.0, 0.0)
+                          unit.artifact, "ERROR", detail, engine.NAME, engine.version()),
+                  0.0, 0.0)
 
 
 def death_cause(exitcode: int | None) -> str:
@@ -167,25 +212,28 @@ def death_cause(exitcode: int | None) -> str:
 
 def unit_key(unit: Unit) -> Key:
     """The key the verdict of `unit` is stored under by this installation."""
-    return (unit.task_digest, unit.schedule, unit.seed, unit.artifact, *current_versions())
+    return (unit.task_digest, unit.schedule, unit.seed, unit.artifact,
+            *current_versions(unit.engine))
 
 
 def check_key(unit: Unit, result: Result) -> None:
-    """A worker of another harness or DuckDB version would store keys the run never asked for."""
+    """A worker of another harness or engine version would store keys the run never asked
+    for."""
     got = key_of(result.verdict)
     if got[:4] != (unit.task_digest, unit.schedule, unit.seed, unit.artifact):
         raise HarnessError(f"a worker answered {got[:4]} for {unit_key(unit)[:4]}")
-    if got[4:] != current_versions():
-        raise HarnessError(f"a worker runs duckdb {got[4]} and arrivalbench {got[5]}, this "
-                           f"process {current_versions()[0]} and {current_versions()[1]}; "
-                           "install the same versions on every node")
+    here = current_versions(unit.engine)
+    if got[4:] != here:
+        raise HarnessError(f"a worker grades on {unit.engine} version {got[4]!r} with "
+                           f"arrivalbench {got[5]}, this process on {here[0]!r} with "
+                           f"{here[1]}; install the same versions on every node")
 
 
-def raised(unit: Unit, bad_input: bool, message: str, worker_traceback: str) -> Exception:
+def raised(unit: Job[Any], bad_input: bool, message: str, worker_traceback: str) -> Exception:
     """The error a run stops with when a worker raised while grading `unit`: bad input (the
     task) keeps its one-line message; anything else is a bug and keeps the worker's
     traceback."""
-    where = f"grading {unit.task} {unit.schedule} seed {unit.seed}"
+    where = unit.where()
     if bad_input:
         return HarnessError(f"{where}: {message.split(': ', 1)[-1]}")
     return WorkerError(f"{where}: {message}", worker_traceback)
@@ -198,7 +246,7 @@ class Executor(Protocol):
     name: str
     workers: int
 
-    def run(self, units: Sequence[Unit], on_results: OnResults) -> None:
+    def run(self, units: Sequence[J], on_results: OnResults[J]) -> None:
         """Grade every unit, calling `on_results` in this process as results arrive."""
 
 
@@ -211,17 +259,17 @@ class Stats:
     peak_rss: dict[str, int] = field(default_factory=dict)  # worker -> bytes
 
 
-def make(name: str, workers: int | None = None) -> Executor:
+def make(name: str, workers: int | None = None, work: Work = compute) -> Executor:
     if name == "local":
-        return LocalExecutor(workers)
+        return LocalExecutor(workers, work)
     if name == "ray":
-        executor = RayExecutor(workers)
+        executor = RayExecutor(workers, work)
         executor._ray()  # the extra is installed, or a one-line error now
         return executor
     raise ArrivalBenchError(f"executor {name!r}: unknown; choose one of {', '.join(EXECUTORS)}")
 
 
-def _by_task(units: Sequence[Unit]) -> dict[tuple[str, str], deque[int]]:
+def _by_task(units: Sequence[Job[Any]]) -> dict[tuple[str, str], deque[int]]:
     queues: dict[tuple[str, str], deque[int]] = {}
     for index, unit in enumerate(units):
         queues.setdefault((unit.task, unit.task_digest), deque()).append(index)
@@ -240,7 +288,7 @@ class LocalExecutor:
         self.stats = Stats()
         self._context = multiprocessing.get_context("spawn")
 
-    def run(self, units: Sequence[Unit], on_results: OnResults) -> None:
+    def run(self, units: Sequence[J], on_results: OnResults[J]) -> None:
         if not units:
             return
         run = _LocalRun(self, units)
@@ -269,7 +317,7 @@ class LocalExecutor:
 class _LocalRun:
     """The state of one `LocalExecutor.run`: the queues of units per task and the workers."""
 
-    def __init__(self, executor: LocalExecutor, units: Sequence[Unit]) -> None:
+    def __init__(self, executor: LocalExecutor, units: Sequence[Job[Any]]) -> None:
         self.executor = executor
         self.units = units
         self.queues = _by_task(units)
@@ -304,13 +352,13 @@ class _LocalRun:
                     break
                 worker.send(index, self.units[index])
 
-    def collect(self) -> tuple[list[tuple[Unit, Result]], Exception | None]:
+    def collect(self) -> tuple[list[tuple[Any, Any]], Exception | None]:
         """Wait up to TICK for results or deaths; the results that arrived, and the error that
         stops the run, if any."""
         pool = self.pool
         ready = set(wait([w.conn for w in pool] + [w.process.sentinel for w in pool],
                          timeout=TICK))
-        batch: list[tuple[Unit, Result]] = []
+        batch: list[tuple[Any, Any]] = []
         error: Exception | None = None
         for worker in list(pool):
             if worker.conn not in ready and worker.process.sentinel not in ready:
@@ -323,7 +371,7 @@ class _LocalRun:
             error = error or buried
         return batch, error
 
-    def bury(self, worker: _Worker, batch: list[tuple[Unit, Result]]) -> Exception | None:
+    def bury(self, worker: _Worker, batch: list[tuple[Any, Any]]) -> Exception | None:
         """A dead worker: its started unit becomes an ERROR verdict, the units queued behind it
         go back to the queue, and a new worker takes its place while there is work."""
         worker.process.join()
@@ -332,7 +380,7 @@ class _LocalRun:
         culprit = worker.started
         stats = self.executor.stats
         if culprit is not None:
-            batch.append((self.units[culprit], died(self.units[culprit])))
+            batch.append((self.units[culprit], self.units[culprit].died()))
             stats.deaths += 1
             stats.causes.append(death_cause(worker.process.exitcode))
         self.barren = 0 if culprit is not None or worker.completed else self.barren + 1
@@ -366,12 +414,12 @@ class _Worker:
         self.peak_rss = 0
         self.error: Exception | None = None
 
-    def send(self, index: int, unit: Unit) -> None:
+    def send(self, index: int, unit: Job[Any]) -> None:
         self.inflight.append(index)
         with contextlib.suppress(OSError):  # a dead worker is noticed by its sentinel
             self.conn.send((index, unit))
 
-    def drain(self, units: Sequence[Unit], batch: list[tuple[Unit, Result]]) -> bool:
+    def drain(self, units: Sequence[Job[Any]], batch: list[tuple[Any, Any]]) -> bool:
         """Collect every message waiting; True when the worker's end is closed."""
         try:
             while self.conn.poll():
@@ -382,11 +430,11 @@ class _Worker:
                 self.inflight.remove(index)
                 self.started = None
                 if kind == "done":
-                    result: Result = rest[0]
+                    result: Answer = rest[0]
                     self.completed += 1
                     self.peak_rss = max(self.peak_rss, result.peak_rss)
                     try:
-                        check_key(units[index], result)
+                        units[index].check(result)
                     except HarnessError as exc:
                         self.error = self.error or exc
                         continue
@@ -434,7 +482,7 @@ def _worker_main(conn: Connection, work: Work) -> None:
 # -- Ray -------------------------------------------------------------------------------------
 
 
-def _ray_chunk(units: list[Unit], work: Work) -> list[Result]:
+def _ray_chunk(units: list[Job[Any]], work: Work) -> list[Any]:
     return [work(unit) for unit in units]
 
 
@@ -477,13 +525,13 @@ class RayExecutor:
             if started:
                 ray.shutdown()
 
-    def run(self, units: Sequence[Unit], on_results: OnResults) -> None:
+    def run(self, units: Sequence[J], on_results: OnResults[J]) -> None:
         if not units:
             return
         with self.session() as ray:
             self._run(ray, units, on_results)
 
-    def _run(self, ray: Any, units: Sequence[Unit], on_results: OnResults) -> None:
+    def _run(self, ray: Any, units: Sequence[J], on_results: OnResults[J]) -> None:
         remote = ray.remote(num_cpus=1, max_retries=0)(_ray_chunk)
         crashed = (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError,
                    ray.exceptions.OutOfMemoryError, ray.exceptions.LocalRayletDiedError)
@@ -503,21 +551,21 @@ class RayExecutor:
             for ref in done:
                 chunk = running.pop(ref)
                 try:
-                    results: list[Result] = ray.get(ref)
+                    results: list[Answer] = ray.get(ref)
                 except crashed as exc:
                     if len(chunk) > 1:  # find the replay that kills its worker
                         todo.extendleft([i] for i in reversed(chunk))
                         continue
                     self.stats.deaths += 1
                     self.stats.causes.append(type(exc).__name__)
-                    results = [died(units[chunk[0]])]
+                    results = [units[chunk[0]].died()]
                 except ray.exceptions.RayTaskError as exc:
                     cause = exc.cause if exc.cause else exc
                     raise raised(units[chunk[0]], isinstance(cause, ArrivalBenchError),
                                  f"{type(cause).__name__}: {cause}", str(exc)) from None
                 batch = []
                 for index, result in zip(chunk, results, strict=True):
-                    check_key(units[index], result)
+                    units[index].check(result)
                     batch.append((units[index], result))
                     if result.peak_rss:
                         self.stats.peak_rss["ray"] = max(self.stats.peak_rss.get("ray", 0),

@@ -29,27 +29,31 @@ Checks, as they are named in the gate's output:
                     every declared hazard on every gate seed, and on `trickle` stays within the
                     task's read budget (`arrivalbench.budget`); a breach names the figure.
 
+On another engine (`run(..., engine="postgres")`) the gold and the negatives are the task's
+pipelines for that engine (`gold.postgres.sql`, `negatives/<name>.postgres.sql`), each negative
+is held to the hazards it declares on that engine, and ``incremental`` is left out (read cost is
+measured on DuckDB alone). A task without pipelines for the engine is bad input.
+
 Each artifact (the gold and every negative) is graded once per (schedule, seed) and the verdicts
 are reused by every check that needs them; a negative stops replaying a hazard it declares at the
-first seed that fails it, since one failure is all the check asks for. Work is spread over
-processes, one job per artifact, the biggest first.
+first seed that fails it, since one failure is all the check asks for. The work runs on an
+executor (`arrivalbench.executors`), one unit per artifact of a task (a `Job`), the biggest
+tasks first; a worker that dies under a job fails that artifact's check.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from arrivalbench import words
-from arrivalbench.engine import Failure, Limits
-from arrivalbench.engine import duckdb as engine
+from arrivalbench import executors, words
+from arrivalbench.engine import DEFAULT_ENGINE, EngineName, Failure, Limits, backend
 from arrivalbench.errors import TaskError
+from arrivalbench.executors import Executor, HarnessError, peak_rss, unit_spec
 from arrivalbench.grading import Point, grade
 from arrivalbench.grading import schedule as make_schedule
 from arrivalbench.leakage import scan
@@ -58,7 +62,7 @@ from arrivalbench.perturbation import visible
 from arrivalbench.prompts import build
 from arrivalbench.replay import expected, replay
 from arrivalbench.schedules import CONTROLS, Schedule
-from arrivalbench.task import HAZARDS, TaskSpec, load_spec, load_specs
+from arrivalbench.task import HAZARDS, TaskSpec, load_spec, load_specs, source_of
 from arrivalbench.values import canonical_json, to_json
 
 GATE_SEEDS: tuple[int, ...] = (0, 1, 2)
@@ -118,6 +122,40 @@ class JobResult:
     replays: int = 0
     broken_reference: bool = False
     cpu_seconds: float = 0.0  # process time of the job: what the work costs on one core
+    peak_rss: int = 0  # bytes, of the worker process so far
+
+
+DIED = "the worker grading it died (a crash or a kill) before it finished"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One artifact of one task on the gate's plan: the unit of work the executor hands a
+    worker. `task` is how a worker loads the task, `task_digest` what it must find there."""
+
+    task: str
+    task_digest: str
+    task_id: str
+    artifact: str  # "gold", "incremental" or a negative's name
+    seeds: tuple[int, ...]
+    engine: EngineName = DEFAULT_ENGINE
+
+    def where(self) -> str:
+        return f"gating {self.task_id} {self.artifact}"
+
+    def check_name(self) -> str:
+        return self.artifact if self.artifact in ("gold", "incremental") \
+            else f"negative {self.artifact}"
+
+    def died(self) -> JobResult:
+        """A death is the artifact's failed check, not the end of the gate."""
+        return JobResult(self.task_id, self.artifact,
+                         findings=(Finding(self.task_id, self.check_name(), DIED),))
+
+    def check(self, result: JobResult) -> None:
+        if (result.task, result.artifact) != (self.task_id, self.artifact):
+            raise HarnessError(f"a worker answered {result.task} {result.artifact} for "
+                               f"{self.task_id} {self.artifact}")
 
 
 @dataclass(frozen=True)
@@ -129,6 +167,7 @@ class Report:
     seeds: tuple[int, ...] = GATE_SEEDS
     failed_tasks: tuple[str, ...] = field(default=())
     cpu_seconds: float = 0.0
+    engine: EngineName = DEFAULT_ENGINE
 
     @property
     def ok(self) -> bool:
@@ -136,7 +175,8 @@ class Report:
 
     def summary(self) -> str:
         seeds = ", ".join(map(str, self.seeds))
-        head = (f"gate: {len(self.tasks)} task{'s' if len(self.tasks) != 1 else ''}, "
+        on = "" if self.engine == DEFAULT_ENGINE else f" on {self.engine}"
+        head = (f"gate{on}: {len(self.tasks)} task{'s' if len(self.tasks) != 1 else ''}, "
                 f"seeds {seeds}, {self.replays} replays, {self.seconds:.1f} s "
                 f"({self.cpu_seconds:.0f} s of replay work)")
         if self.ok:
@@ -159,8 +199,8 @@ def points(spec: TaskSpec, seeds: Sequence[int] = GATE_SEEDS) -> list[Point]:
 
 
 def _grade_artifact(spec: TaskSpec, script: str, seeds: Sequence[int],
-                    enough: frozenset[str] = frozenset(), every_batch: bool = False
-                    ) -> list[Graded]:
+                    enough: frozenset[str] = frozenset(), every_batch: bool = False,
+                    engine: EngineName = DEFAULT_ENGINE) -> list[Graded]:
     """Every point of the plan, except that a schedule kind in `enough` stops at its first
     failing seed: a negative need only fail a declared hazard once, and nothing else is read
     from those verdicts."""
@@ -170,7 +210,8 @@ def _grade_artifact(spec: TaskSpec, script: str, seeds: Sequence[int],
         if point.schedule in done:
             continue
         verdict, _outcome = grade(spec, script, point,
-                                  every_batch=every_batch and point.schedule in spec.hazards)
+                                  every_batch=every_batch and point.schedule in spec.hazards,
+                                  engine_name=engine)
         out.append(Graded(point.schedule, point.seed, verdict.status,
                           "" if verdict.status == "PASS" else words.line(verdict)))
         if point.schedule in enough and verdict.status != "PASS":
@@ -178,10 +219,15 @@ def _grade_artifact(spec: TaskSpec, script: str, seeds: Sequence[int],
     return out
 
 
-def run_job(path: str, artifact: str, seeds: tuple[int, ...] = GATE_SEEDS) -> JobResult:
-    """Grade one artifact of one task on the gate's plan; the gold job also runs the reference
-    and the perturbation checks."""
-    spec = load_spec(path)
+def run_job(path: str, artifact: str, seeds: tuple[int, ...] = GATE_SEEDS,
+            engine: EngineName = DEFAULT_ENGINE) -> JobResult:
+    """Grade one artifact of one task on the gate's plan on `engine`; the gold job also runs
+    the reference and the perturbation checks."""
+    return _run_job(load_spec(path), artifact, seeds, engine)
+
+
+def _run_job(spec: TaskSpec, artifact: str, seeds: tuple[int, ...],
+             engine: EngineName = DEFAULT_ENGINE) -> JobResult:
     try:
         reference = expected(spec)
     except TaskError as exc:
@@ -191,7 +237,11 @@ def run_job(path: str, artifact: str, seeds: tuple[int, ...] = GATE_SEEDS) -> Jo
         return _incremental_job(spec, seeds)
     if artifact != "gold":
         negative = next(n for n in spec.negatives if n.name == artifact)
-        graded = _grade_artifact(spec, negative.sql, seeds, frozenset(negative.fails))
+        sql = negative.sql_for(engine)
+        if sql is None:
+            raise spec.missing(engine, negative.file_for(engine))
+        graded = _grade_artifact(spec, sql, seeds, frozenset(negative.fails_on(engine)),
+                                 engine=engine)
         return JobResult(spec.id, artifact, tuple(graded), replays=len(graded))
 
     findings: list[Finding] = []
@@ -204,17 +254,18 @@ def run_job(path: str, artifact: str, seeds: tuple[int, ...] = GATE_SEEDS) -> Jo
                                 f"({', '.join(spec.target.key)}): {len(repeated)} key"
                                 f"{'s' if len(repeated) > 1 else ''} repeat, e.g. "
                                 f"{sorted(repeated)[0]}"))
-    graded = _grade_artifact(spec, spec.gold_sql, seeds, every_batch=True)
+    gold = spec.gold_for(engine)
+    graded = _grade_artifact(spec, gold, seeds, every_batch=True, engine=engine)
     findings += [Finding(spec.id, "gold", g.reason, g.schedule, g.seed)
                  for g in graded if g.verdict != "PASS"]
-    statements = _statement_count(spec.gold_sql)
+    statements = _statement_count(gold, engine)
     replays = len(graded)
     for hazard in spec.hazards:
         for seed in seeds:
             sched = make_schedule(spec, hazard, seed)
             reason = visible(spec, sched, statements)
             if reason is None and hazard == "late_arrival":
-                reason = _withheld_changes_target(spec, sched)
+                reason = _withheld_changes_target(spec, sched, engine)
                 replays += 1
             if reason is not None:
                 findings.append(Finding(spec.id, "perturbation", reason, hazard, seed))
@@ -230,28 +281,26 @@ def _incremental_job(spec: TaskSpec, seeds: tuple[int, ...]) -> JobResult:
         replays=replays)
 
 
-def _run_job_args(args: tuple[str, str, tuple[int, ...]]) -> JobResult:
-    return _timed(*args)
-
-
-def _timed(path: str, artifact: str, seeds: tuple[int, ...]) -> JobResult:
+def work(job: Job) -> JobResult:
+    """The executor's work function for the gate: one job, with what it cost."""
     start = time.process_time()
-    result = run_job(path, artifact, seeds)
-    return replace(result, cpu_seconds=time.process_time() - start)
+    result = _run_job(unit_spec(job.task, job.task_digest), job.artifact, job.seeds, job.engine)
+    return replace(result, cpu_seconds=time.process_time() - start, peak_rss=peak_rss())
 
 
-def _statement_count(script: str) -> int:
-    with engine.database(Limits()) as db:
+def _statement_count(script: str, engine: EngineName = DEFAULT_ENGINE) -> int:
+    with backend(engine).database(Limits()) as db:
         try:
             return len(db.split(script))
         except Failure:
             return 0
 
 
-def _withheld_changes_target(spec: TaskSpec, sched: Schedule) -> str | None:
+def _withheld_changes_target(spec: TaskSpec, sched: Schedule,
+                             engine: EngineName = DEFAULT_ENGINE) -> str | None:
     """The gold on the schedule without its final batch must differ from the reference."""
     truncated = replace(sched, batches=sched.batches[:-1])
-    outcome = replay(spec, spec.gold_sql, truncated)
+    outcome = replay(spec, spec.gold_for(engine), truncated, engine_name=engine)
     if outcome.failure is not None:
         return (f"the gold without the final batch stops with an error, so the withheld records "
                 f"cannot be judged: {outcome.failure.message}")
@@ -284,8 +333,10 @@ def idiom(spec: TaskSpec) -> list[Finding]:
 
 
 def negative_findings(spec: TaskSpec, result: JobResult,
-                      seeds: Sequence[int] = GATE_SEEDS) -> list[Finding]:
+                      seeds: Sequence[int] = GATE_SEEDS, engine: EngineName = DEFAULT_ENGINE
+                      ) -> list[Finding]:
     negative = next(n for n in spec.negatives if n.name == result.artifact)
+    fails = negative.fails_on(engine)
     check = f"negative {negative.name}"
     findings = []
     for g in result.graded:
@@ -294,7 +345,7 @@ def negative_findings(spec: TaskSpec, result: JobResult,
                                     g.schedule, g.seed))
     for hazard in spec.hazards:
         verdicts = [g for g in result.graded if g.schedule == hazard]
-        if hazard in negative.fails:
+        if hazard in fails:
             if verdicts and all(g.verdict == "PASS" for g in verdicts):
                 findings.append(Finding(
                     spec.id, check, f"declared to fail {hazard}, but passes it on every gate "
@@ -306,13 +357,14 @@ def negative_findings(spec: TaskSpec, result: JobResult,
     return findings
 
 
-def coverage(spec: TaskSpec, results: Sequence[JobResult]) -> list[Finding]:
+def coverage(spec: TaskSpec, results: Sequence[JobResult],
+             engine: EngineName = DEFAULT_ENGINE) -> list[Finding]:
     findings = []
     for hazard in spec.hazards:
         caught = any(g.schedule == hazard and g.verdict != "PASS"
                      for r in results if r.artifact != "gold" for g in r.graded)
         if not caught:
-            names = [n.name for n in spec.negatives if hazard in n.fails]
+            names = [n.name for n in spec.negatives if hazard in n.fails_on(engine)]
             why = (f"declared by {', '.join(names)} but failed on no gate seed" if names
                    else "no negative control declares it")
             findings.append(Finding(spec.id, "coverage", f"no negative control fails {hazard} "
@@ -327,27 +379,36 @@ def default_workers() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
-def run(specs: Sequence[TaskSpec], workers: int | None = None,
-        seeds: tuple[int, ...] = GATE_SEEDS) -> Report:
-    """Every check on every task. Jobs (one per artifact) run in `workers` processes."""
-    start = time.perf_counter()
-    jobs = [(str(spec.path), artifact, seeds) for spec in specs
-            for artifact in ("gold", *(n.name for n in spec.negatives),
-                             *(("incremental",) if spec.incremental_sql else ()))]
-    # The biggest jobs first, so that no worker is left with a long one at the end.
-    weight = {str(s.path): sum(f.stat().st_size for f in s.log_files) * len(points(s, seeds))
+def jobs(specs: Sequence[TaskSpec], seeds: tuple[int, ...] = GATE_SEEDS,
+         engine: EngineName = DEFAULT_ENGINE) -> list[Job]:
+    """One job per artifact, the biggest tasks first, so that no worker is left with a long
+    one at the end (an executor takes the tasks in this order when it has a choice). The
+    incremental check runs on DuckDB only, where read cost is measured."""
+    weight = {s.digest: sum(f.stat().st_size for f in s.log_files) * len(points(s, seeds))
               for s in specs}
-    jobs.sort(key=lambda job: -weight[job[0]])
-    workers = min(workers or default_workers(), len(jobs)) or 1
-    results: list[JobResult]
-    if workers == 1:
-        results = [_timed(*job) for job in jobs]
-    else:
-        # `spawn`: a worker imports the package afresh instead of inheriting the parent's
-        # DuckDB instances and watchdog thread through fork.
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            results = list(pool.map(_run_job_args, jobs))
+    measured = engine == DEFAULT_ENGINE
+    out = [Job(source_of(spec), spec.digest, spec.id, artifact, seeds, engine) for spec in specs
+           for artifact in ("gold", *(n.name for n in spec.negatives),
+                            *(("incremental",) if spec.incremental_sql and measured else ()))]
+    return sorted(out, key=lambda job: -weight[job.task_digest])
+
+
+def run(specs: Sequence[TaskSpec], workers: int | None = None,
+        seeds: tuple[int, ...] = GATE_SEEDS, engine: EngineName = DEFAULT_ENGINE, *,
+        executor: str | Executor = "local") -> Report:
+    """Every check on every task, its pipelines run on `engine`. Jobs (one per artifact) run on
+    `executor` (a name in `executors.EXECUTORS` with `workers` workers, or one made with `work`
+    as its work). A task without pipelines for `engine` raises TaskError first."""
+    start = time.perf_counter()
+    for spec in specs:  # bad input before any replay
+        spec.gold_for(engine)
+        spec.negatives_for(engine)
+    planned = jobs(specs, seeds, engine)
+    results: list[JobResult] = []
+    if isinstance(executor, str):
+        executor = executors.make(executor, min(workers or default_workers(),
+                                                len(planned)) or 1, work)
+    executor.run(planned, lambda batch: results.extend(r for _job, r in batch))
 
     by_task: dict[str, list[JobResult]] = {}
     for result in results:
@@ -362,14 +423,14 @@ def run(specs: Sequence[TaskSpec], workers: int | None = None,
             continue
         for result in mine:
             if result.artifact not in ("gold", "incremental"):
-                findings += negative_findings(spec, result, seeds)
-        findings += coverage(spec, mine)
+                findings += negative_findings(spec, result, seeds, engine)
+        findings += coverage(spec, mine, engine)
     ids = [s.id for s in specs]
     findings.sort(key=lambda f: f.order(ids))
     failed = tuple(dict.fromkeys(f.task for f in findings))
     return Report(tuple(ids), tuple(findings), sum(r.replays for r in results),
                   time.perf_counter() - start, seeds, failed,
-                  sum(r.cpu_seconds for r in results))
+                  sum(r.cpu_seconds for r in results), engine)
 
 
 def load(refs: Iterable[str | Path]) -> list[TaskSpec]:

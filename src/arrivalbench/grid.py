@@ -3,9 +3,10 @@
 A cell (arm, task, replicate) holds one artifact; its plan is `snapshot` once, then both
 controls and every hazard the task declares for seeds 0..N-1. Each replay of the plan is one
 work unit, keyed by (task digest, schedule, seed, artifact digest, engine version, harness
-version). A unit whose key is stored is never graded again, so the same command after a crash
-or Ctrl-C resumes, a second run with more arms adds to the file, and an artifact that two arms
-share is graded once.
+version); a run grades on one engine (DuckDB by default), and the built-in arms then use the
+task's pipelines for that engine. A unit whose key is stored is never graded again, so the same
+command after a crash or Ctrl-C resumes, a second run with more arms adds to the file, and an
+artifact that two arms share is graded once per engine.
 
 Entry points:
 - `run`: the `arrivalbench run` command (built-in arms and a folder of submissions).
@@ -29,6 +30,8 @@ from pathlib import Path
 from arrivalbench import arms as armlib
 from arrivalbench import executors, render
 from arrivalbench.cells import classify
+from arrivalbench.engine import DEFAULT_ENGINE, EngineName, check_engine
+from arrivalbench.engine.cost import check_measurable
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.executors import Executor, Result, Unit, unit_key
 from arrivalbench.grading import DEFAULT_SEEDS, check_seeds, plan
@@ -109,13 +112,19 @@ def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None
         tasks: Sequence[str] | None = None, seeds: int = DEFAULT_SEEDS,
         workers: int | None = None, executor: str | Executor = "local", progress: bool = True,
         command: str | None = None, warn: Warn = stderr_warning,
-        allow_unmatched: bool = False, measure: bool = False) -> Summary:
+        allow_unmatched: bool = False, measure: bool = False,
+        engine: EngineName = DEFAULT_ENGINE) -> Summary:
     """Store the artifacts of `arms` (built-in arm names) and of a folder of `submissions` as
     cells, then grade every replay of their plans not graded yet into `results`.
 
     Without `arms` and `submissions` the arms are gold, negatives and template. Cells of a
     built-in or submissions arm are rewritten for every task of the run (the arm is a function
-    of the task or the folder); verdicts are only ever added."""
+    of the task or the folder); verdicts are only ever added. Every artifact runs on `engine`;
+    a task without pipelines for it in an arm that needs them (gold, negatives) stops the run
+    before anything is written."""
+    engine = check_engine(engine)
+    if measure:
+        check_measurable(engine)
     if arm_name is not None and submissions is None:
         raise ArrivalBenchError(f"arm name {arm_name!r} names a folder of submissions; give "
                                 "the folder")
@@ -129,7 +138,7 @@ def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None
         chosen = list(DEFAULT_ARMS)
     check_seeds(seeds)
     specs = resolve_tasks(tasks)
-    artifacts = [a for arm in chosen for a in armlib.builtin(arm, specs)]
+    artifacts = [a for arm in chosen for a in armlib.builtin(arm, specs, engine)]
     warnings: list[str] = []
     arm_names = list(chosen)
     if submissions is not None:
@@ -141,14 +150,16 @@ def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None
         arm_names.append(folder.arm)
 
     pool = make_executor(executor, workers)  # a missing extra fails before anything is written
+    current_versions(engine)  # so does an engine that cannot say its version
     with Store(results) as store:
-        planned = _store_artifacts(store, arm_names, specs, artifacts)
+        planned = _store_artifacts(store, arm_names, specs, artifacts, engine)
         return _grade(store, planned, arm_names, [s.id for s in specs], seeds, pool, progress,
-                      command, warnings, warn, measure)
+                      command, warnings, warn, measure, engine)
 
 
 def _store_artifacts(store: Store, arms: Sequence[str], specs: Sequence[TaskSpec],
-                     artifacts: Sequence[armlib.Artifact]) -> list[_Planned]:
+                     artifacts: Sequence[armlib.Artifact], engine: EngineName = DEFAULT_ENGINE
+                     ) -> list[_Planned]:
     by_cell: dict[tuple[str, str], list[armlib.Artifact]] = {}
     for artifact in artifacts:
         by_cell.setdefault((artifact.arm, artifact.spec.id), []).append(artifact)
@@ -163,11 +174,11 @@ def _store_artifacts(store: Store, arms: Sequence[str], specs: Sequence[TaskSpec
                 tags = known if known is not None else armlib.idioms(artifact.sql, spec)
                 store.add_artifact(artifact.sql, tags)
                 cell = Cell(arm, spec.id, spec.digest, artifact.replicate,
-                            digest(artifact.sql), None, artifact.provenance)
+                            digest(artifact.sql), None, artifact.provenance, engine)
                 cells.append(cell)
                 planned.append(_Planned(cell, spec, source))
             if cells or arm in armlib.BUILTIN_ARMS:
-                store.replace_cells(arm, spec.id, cells)
+                store.replace_cells(arm, spec.id, cells, engine)
     return planned
 
 
@@ -177,7 +188,7 @@ def _store_artifacts(store: Store, arms: Sequence[str], specs: Sequence[TaskSpec
 def grade_arms(store_path: Path | str, arms: Sequence[str], tasks: Sequence[str] | None = None,
                seeds: int = DEFAULT_SEEDS, workers: int | None = None,
                executor: str | Executor = "local", progress: bool = True,
-               warn: Warn = stderr_warning) -> Summary:
+               warn: Warn = stderr_warning, engine: EngineName = DEFAULT_ENGINE) -> Summary:
     """Grade every stored cell of `arms` whose replays are not all graded yet; returns the
     per-arm summary (the same as `run` prints).
 
@@ -188,7 +199,8 @@ def grade_arms(store_path: Path | str, arms: Sequence[str], tasks: Sequence[str]
     of the cell's `task`. A cell made for another version of its task (its `task_digest` is not
     the task's digest now) cannot be graded: it gets a warning and is left out. Options are
     those of `run`: seeds 0..seeds-1, `workers` processes (default: all cores), executor
-    "local" or "ray", and a progress bar on standard error."""
+    "local" or "ray", and a progress bar on standard error; every artifact runs on `engine`."""
+    engine = check_engine(engine)
     check_seeds(seeds)
     wanted = None if tasks is None else {s.id for s in resolve_tasks(tasks)}
     warnings: list[str] = []
@@ -198,13 +210,14 @@ def grade_arms(store_path: Path | str, arms: Sequence[str], tasks: Sequence[str]
         warn(message)
 
     pool = make_executor(executor, workers)
+    current_versions(engine)
     with Store(store_path) as store:
         known = store.tasks()
         by_id = {t.task: t for t in known.values()}
         loaded: dict[str, tuple[TaskSpec, str] | None] = {}
         planned: list[_Planned] = []
         task_ids: list[str] = []
-        for cell in store.cells(list(arms)):
+        for cell in store.cells(list(arms), engine):
             if wanted is not None and cell.task not in wanted:
                 continue
             if cell.task_digest not in loaded:
@@ -220,7 +233,7 @@ def grade_arms(store_path: Path | str, arms: Sequence[str], tasks: Sequence[str]
         if not planned:
             note(f"{store.path}: no cell of arm {', '.join(arms)} to grade")
         return _grade(store, planned, list(arms), task_ids, seeds, pool, progress, None,
-                      warnings, warn)
+                      warnings, warn, engine=engine)
 
 
 def load_cell_task(cell: Cell, stored: StoredTask | None, warn: Warn
@@ -251,9 +264,10 @@ def make_executor(executor: str | Executor, workers: int | None) -> Executor:
 
 def _grade(store: Store, planned: Sequence[_Planned], arms: Sequence[str], tasks: Sequence[str],
            seeds: int, pool: Executor, progress: bool, command: str | None,
-           warnings: list[str], warn: Warn, measure: bool = False) -> Summary:
+           warnings: list[str], warn: Warn, measure: bool = False,
+           engine: EngineName = DEFAULT_ENGINE) -> Summary:
     """With `measure`, every replay graded also stores its cost (see `engine.cost`)."""
-    graded_before = store.graded_keys()
+    graded_before = store.graded_keys(engine=engine)
     units: dict[Key, Unit] = {}
     scripts: dict[str, str] = {}
     for item in planned:
@@ -266,13 +280,13 @@ def _grade(store: Store, planned: Sequence[_Planned], arms: Sequence[str], tasks
             project = item.cell.provenance.get("file") if item.cell.provenance.get(
                 "dbt_project") else None
             unit = Unit(item.source, item.spec.digest, artifact, scripts[artifact], kind, seed,
-                        str(project) if project is not None else None, measure)
+                        str(project) if project is not None else None, measure, engine)
             units.setdefault(unit_key(unit), unit)
     pending = [u for k, u in units.items() if k not in graded_before]
     pending.sort(key=lambda u: (u.task, u.artifact, u.schedule, u.seed))
     skipped = len(units) - len(pending)
 
-    run_id = store.start_run(pool.name, pool.workers, seeds, arms, tasks, command)
+    run_id = store.start_run(pool.name, pool.workers, seeds, arms, tasks, command, engine)
     graded = 0
     start = time.perf_counter()
 
@@ -311,7 +325,8 @@ def _grade(store: Store, planned: Sequence[_Planned], arms: Sequence[str], tasks
         warnings.append(message)
         warn(message)
     return Summary(store.path, run_id, pool.name, pool.workers, seeds,
-                   _summarise(store, planned, arms, seeds), len(units), graded, skipped, deaths,
+                   _summarise(store, planned, arms, seeds, engine), len(units), graded, skipped,
+                   deaths,
                    time.perf_counter() - start, warnings)
 
 
@@ -344,10 +359,10 @@ def _stop_on_signals() -> Iterator[_Stop]:
             signal.signal(s, handler)
 
 
-def _summarise(store: Store, planned: Sequence[_Planned], arms: Sequence[str], seeds: int
-               ) -> list[ArmSummary]:
-    kinds = store.verdict_kinds()
-    versions = current_versions()
+def _summarise(store: Store, planned: Sequence[_Planned], arms: Sequence[str], seeds: int,
+               engine: EngineName = DEFAULT_ENGINE) -> list[ArmSummary]:
+    kinds = store.verdict_kinds(engine)
+    versions = current_versions(engine)
     out = []
     for arm in arms:
         cells = [p for p in planned if p.cell.arm == arm]

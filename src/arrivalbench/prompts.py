@@ -13,6 +13,8 @@ Variants:
 
 from __future__ import annotations
 
+from arrivalbench import dialects
+from arrivalbench.engine import DEFAULT_ENGINE, EngineName, backend, check_engine
 from arrivalbench.engine import duckdb as duckdb_engine
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.task import Column, Hazard, Source, TaskSpec
@@ -29,6 +31,18 @@ CONTRACT = """\
 4. The pipeline runs once per batch, statement by statement, each statement committing on its own unless the script opens its own transaction, over a **new connection**: temporary tables, views and macros do not survive from one run to the next; persistent objects in schema `main` do.
 5. The first run starts with an empty `main` schema. After every run, `main.<target>` must exist and hold the result over all records delivered so far.
 6. The pipeline may not touch files, the network or extensions, and may not change settings; each statement has a time limit and the database a memory limit. A breach is an `ERROR`; the runner itself keeps going."""
+
+# The same contract on PostgreSQL: point 1 names the engine, point 4 the session-scoped objects
+# PostgreSQL has (it has no macros); everything else, point 6 included, holds as stated.
+CONTRACTS: dict[EngineName, str] = {
+    "duckdb": CONTRACT,
+    "postgres": CONTRACT.replace(
+        "The database is DuckDB (the version pinned by the project).",
+        "The database is PostgreSQL (the version pinned by the project).").replace(
+        "temporary tables, views and macros do not survive",
+        "temporary tables, views and functions do not survive"),
+}
+ENGINE_TITLES: dict[EngineName, str] = {"duckdb": "DuckDB", "postgres": "PostgreSQL"}
 
 SNAPSHOT_TEST = """\
 Before your script is accepted it is run once on a test batch holding the complete sample \
@@ -64,16 +78,17 @@ HAZARD_HINTS: dict[Hazard, str] = {
 }
 
 
-def _columns(columns: tuple[Column, ...]) -> str:
-    return "\n".join(f"  - {c.name} {c.type}" for c in columns)
+def _columns(columns: tuple[Column, ...], engine: EngineName = DEFAULT_ENGINE) -> str:
+    return "\n".join(f"  - {c.name} {dialects.type_name(c.type, engine)}" for c in columns)
 
 
 def _keys(names: tuple[str, ...]) -> str:
     return f"({', '.join(names)})"
 
 
-def _source(source: Source) -> str:
-    text = (f"## Source table `incoming.{source.name}`\n\n{_columns(source.columns)}\n\n"
+def _source(source: Source, engine: EngineName = DEFAULT_ENGINE) -> str:
+    text = (f"## Source table `incoming.{source.name}`\n\n"
+            f"{_columns(source.columns, engine)}\n\n"
             f"Each record is identified by {_keys(source.record_key)}.")
     if source.is_change_stream:
         text += (f" Each record is one version of the entity {_keys(source.entity_key)}, "
@@ -111,21 +126,31 @@ def _budget(spec: TaskSpec) -> str:
             f"{spec.budget.read_amplification:g}.")
 
 
-def build(spec: TaskSpec, variant: str = DEFAULT_VARIANT, max_turns: int = MAX_TURNS) -> str:
-    """The prompt of `variant` for `spec`."""
+def engine_version(engine: EngineName) -> str:
+    """The version the prompt names: DuckDB's pinned one, PostgreSQL's server's."""
+    return duckdb_engine.VERSION if engine == DEFAULT_ENGINE else backend(engine).version()
+
+
+def build(spec: TaskSpec, variant: str = DEFAULT_VARIANT, max_turns: int = MAX_TURNS,
+          engine: EngineName = DEFAULT_ENGINE) -> str:
+    """The prompt of `variant` for `spec`, for a pipeline run on `engine`: its contract names
+    the engine and its version, and the schemas its type names. DuckDB's prompt is the same
+    text, byte for byte, that it was before a second engine existed."""
+    engine = check_engine(engine)
     if variant not in VARIANTS:
         raise ArrivalBenchError(f"unknown prompt variant {variant!r}; allowed: "
                                 f"{', '.join(VARIANTS)}")
     parts = [
         "You are writing a data pipeline.",
         f"## Request\n\n{spec.ticket}",
-        *(_source(source) for source in spec.sources),
+        *(_source(source, engine) for source in spec.sources),
     ]
     target = spec.target
-    parts.append(f"## Target table `main.{target.name}`\n\n{_columns(target.columns)}\n\n"
+    parts.append(f"## Target table `main.{target.name}`\n\n"
+                 f"{_columns(target.columns, engine)}\n\n"
                  f"One row per {_keys(target.key)}.")
-    parts.append(f"## How the pipeline is run\n\n{CONTRACT}\n\n"
-                 f"The DuckDB version is {duckdb_engine.VERSION}.")
+    parts.append(f"## How the pipeline is run\n\n{CONTRACTS[engine]}\n\n"
+                 f"The {ENGINE_TITLES[engine]} version is {engine_version(engine)}.")
     if variant == "hazard_hint":
         parts.append(_hints(spec))
     elif variant == "architecture":

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arrivalbench import render
+from arrivalbench.engine import EngineName
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.executors import Executor, Result, Unit, unit_key
 from arrivalbench.grid import Warn, load_cell_task, make_executor, stderr_warning
@@ -53,7 +54,8 @@ def regrade(results: Path | str = DEFAULT_RESULTS, sample: int | None = None,
             progress: bool = True, warn: Warn = stderr_warning) -> RegradeReport:
     """Re-run stored replays and compare the verdict bytes with the stored ones.
 
-    Every stored verdict of this installation's DuckDB and harness versions is re-run, or, with
+    Every stored verdict of this installation's engine and harness versions is re-run on the
+    engine it names (DuckDB's on DuckDB, PostgreSQL's on PostgreSQL), or, with
     `sample`, that many of them drawn with a fixed seed (the same sample for the same file).
     Verdicts of other versions, and of tasks whose files changed since, cannot be reproduced
     here: they are counted as skipped, with a warning. The file is opened read-only."""
@@ -92,14 +94,25 @@ def regrade(results: Path | str = DEFAULT_RESULTS, sample: int | None = None,
 
 
 def _this_installation(stored: list[StoredVerdict], note: Warn) -> list[StoredVerdict]:
-    """The verdicts this installation's DuckDB and harness versions can reproduce; a warning
-    for each other version found."""
-    versions = current_versions()
-    other = Counter(v.key[4:] for v in stored if v.key[4:] != versions)
-    for (engine, harness), count in sorted(other.items()):
-        note(f"{count} verdicts were graded by duckdb {engine} / arrivalbench {harness}, "
-             f"not this installation's {versions[0]} / {versions[1]}; not regraded")
-    return [v for v in stored if v.key[4:] == versions]
+    """The verdicts this installation's engine and harness versions can reproduce, each on the
+    engine it names; a warning for each other version found, and for an engine that cannot
+    run here (its extra not installed)."""
+    versions: dict[EngineName, tuple[str, str] | None] = {}
+    for engine in sorted({v.engine for v in stored}):
+        try:
+            versions[engine] = current_versions(engine)
+        except ArrivalBenchError as exc:
+            versions[engine] = None
+            note(f"{sum(v.engine == engine for v in stored)} verdicts were graded on {engine}, "
+                 f"which cannot run here ({exc}); not regraded")
+    other = Counter((v.engine, v.key[4:]) for v in stored
+                    if versions[v.engine] not in (None, v.key[4:]))
+    for (engine, (version, harness)), count in sorted(other.items()):
+        mine = versions[engine]
+        assert mine is not None
+        note(f"{count} verdicts were graded by {engine} {version} / arrivalbench {harness}, "
+             f"not this installation's {mine[0]} / {mine[1]}; not regraded")
+    return [v for v in stored if versions[v.engine] == v.key[4:]]
 
 
 def _tasks(store: Store, verdicts: list[StoredVerdict], note: Warn
@@ -122,7 +135,7 @@ def _unit(v: StoredVerdict, specs: dict[str, tuple[TaskSpec, str] | None],
     assert found is not None
     spec, source = found
     return Unit(source, spec.digest, v.key[3], scripts[v.key[3]], v.key[1], v.key[2],
-                projects.get(v.key[3]))
+                projects.get(v.key[3]), engine=v.engine)
 
 
 def _rerun(pool: Executor, units: list[Unit], stored: list[StoredVerdict], progress: bool

@@ -22,7 +22,7 @@ from rich.progress import Task as ProgressTask
 from rich.table import Column, Table
 from rich.text import Text
 
-from arrivalbench import words
+from arrivalbench import interrupts, words
 from arrivalbench.engine import duckdb as duckdb_engine
 from arrivalbench.engine.cost import Cost
 from arrivalbench.schedules import KINDS, Schedule
@@ -177,11 +177,20 @@ def progress(total: int, enabled: bool = True, label: str = "grading", skipped: 
     """Progress on standard error (unless `console` is given); `advance(verdict)` after each
     replay. On a terminal: a bar with rate, time left and live verdict counts that fits in 80
     columns. Otherwise (a log file, a pipe): a plain line every `every` seconds of `clock`,
-    and a last one at the end once any was printed; a run shorter than that prints nothing."""
+    and a last one at the end once any was printed; a run shorter than that prints nothing.
+    Either way `advance` raises KeyboardInterrupt once Ctrl-C was pressed (see `interrupts`)."""
+    with interrupts.watching(), _progress(total, enabled, label, skipped, console, clock,
+                                          every) as advance:
+        yield advance
+
+
+@contextmanager
+def _progress(total: int, enabled: bool, label: str, skipped: int, console: Console | None,
+              clock: Callable[[], float], every: float) -> Iterator[Callable[[str], None]]:
     console = console or Console(stderr=True)
     counts: Counter[str] = Counter()
     if not enabled:
-        yield lambda _verdict: None
+        yield lambda _verdict: interrupts.check()
         return
     note = f"{label}: {count(skipped, 'replay')} already graded, {total} to go"
     if not console.is_terminal:
@@ -190,6 +199,7 @@ def progress(total: int, enabled: bool = True, label: str = "grading", skipped: 
 
         def advance_plain(verdict: str) -> None:
             nonlocal done, last, printed
+            interrupts.check()
             counts[verdict] += 1
             done += 1
             now = clock()
@@ -219,6 +229,7 @@ def progress(total: int, enabled: bool = True, label: str = "grading", skipped: 
         console.print(note, highlight=False, soft_wrap=True)
 
     def advance(verdict: str) -> None:
+        interrupts.check()
         counts[verdict] += 1
         bar.update(job, advance=1, counts=_tally(counts, markup=True))
 
@@ -241,7 +252,9 @@ def grade_document(spec: TaskSpec, verdicts: Sequence[Verdict],
     return {
         "task": spec.id,
         "artifact": verdicts[0].artifact if verdicts else None,
-        "engine": f"{duckdb_engine.NAME} {duckdb_engine.VERSION}",
+        # The engine the verdicts ran on (DuckDB's when there are none).
+        "engine": f"{verdicts[0].engine} {verdicts[0].engine_version}" if verdicts
+        else f"{duckdb_engine.NAME} {duckdb_engine.VERSION}",
         "verdicts": entries,
     }
 

@@ -14,9 +14,17 @@ import pyarrow as pa
 
 from arrivalbench.artifacts import Artifact
 from arrivalbench.artifacts.script import Script
-from arrivalbench.engine import DEFAULT_ENGINE, EngineName, Failure, Limits, Table, backend
-from arrivalbench.engine import duckdb as engine
-from arrivalbench.engine.cost import Cost, Meter
+from arrivalbench.engine import (
+    DEFAULT_ENGINE,
+    Database,
+    EngineName,
+    Failure,
+    Limits,
+    Table,
+    backend,
+)
+from arrivalbench.engine import duckdb as reference_engine
+from arrivalbench.engine.cost import Cost, Meter, check_measurable
 from arrivalbench.errors import TaskError
 from arrivalbench.log import Log, load_log
 from arrivalbench.schedules import Schedule
@@ -73,7 +81,7 @@ def deliveries(spec: TaskSpec, log: Log, schedule: Schedule) -> Deliveries:
     return Deliveries(tables, base, evolved, schedule.evolution_from)
 
 
-AfterRun = Callable[[int, engine.Database], None]
+AfterRun = Callable[[int, Database], None]
 
 
 def replay(spec: TaskSpec, artifact: Artifact | str, schedule: Schedule,
@@ -91,6 +99,8 @@ def replay(spec: TaskSpec, artifact: Artifact | str, schedule: Schedule,
     `engine_name` chooses the engine the artifact runs on; the reference is DuckDB's always."""
     if isinstance(artifact, str):
         artifact = Script(artifact)
+    if measure:
+        check_measurable(engine_name)
     staged = deliveries(spec, load_log(spec), schedule)
     meter = Meter() if measure and isinstance(artifact, Script) else None
     records = sum(t.num_rows for t in staged.tables.values())
@@ -129,7 +139,7 @@ def expected(spec: TaskSpec, limits: Limits = Limits()) -> Table:
 def _expected(spec: TaskSpec, limits: Limits) -> Table:
     log = load_log(spec)
     where = spec.path / "reference.sql"
-    with engine.database(limits) as db:
+    with reference_engine.database(limits) as db:
         try:
             statements = db.split(spec.reference_sql)
         except Failure as failure:

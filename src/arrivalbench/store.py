@@ -12,7 +12,8 @@ Tables
     One row per `run` (or `grade_arms` call): when it started and finished, its status
     (`running` until it ends, then `finished`, `interrupted` by Ctrl-C or SIGTERM, or `failed`
     on a harness error; a run that was killed stays `running` with no `finished_at`), the
-    versions of the harness, DuckDB and Python, the executor and its worker count, the seeds,
+    engine it graded on (`engine`) and the versions of the harness, that engine and Python, the
+    executor and its worker count, the seeds,
     arms and tasks asked for, how many replays it graded and how many it found already graded,
     and the command line.
 `tasks`
@@ -23,15 +24,20 @@ Tables
 `artifacts (artifact, sql, idioms)`
     Each script once, by `sha256:<hex>` of its text, with its idiom signature tags (sorted; NULL
     when no idiom extractor was installed).
-`cells (arm, task, task_digest, replicate, artifact, reason, provenance)`
-    One (arm, task, replicate): the artifact it produced, or NULL with the reason it produced
-    none. `provenance` is JSON: the source file of a gold or negative script (and, for a
+`cells (arm, task, task_digest, replicate, artifact, reason, provenance, engine)`
+    One (arm, task, replicate) on one engine: the artifact it produced, or NULL with the reason
+    it produced none. The same arm may hold cells on both engines (its gold differs by engine);
+    a file written before a second engine gets the column, every cell `duckdb`, when opened to
+    write. `provenance` is JSON: the source file of a gold or negative script (and, for a
     negative, its name and the hazards it declares to fail), the generator of a template, the
     submission file of a human arm, the model and prompt variant of a model arm.
 `verdicts`
     One row per replay, keyed by what determines it: (`task_digest`, `schedule`, `seed`,
-    `artifact`, `engine_version`, `harness_version`). An artifact that two arms share is graded
-    once; a key is never graded twice. `record` is the canonical verdict JSON, the
+    `artifact`, `engine_version`, `harness_version`). `engine_version` is DuckDB's bare version
+    (as in every file written before a second engine) or `<engine> <version>` for another
+    engine (`postgres 18.1`), so the verdicts of two engines never share a key; `engine` names
+    the engine. An artifact that two arms share is graded once per engine; a key is never
+    graded twice. `record` is the canonical verdict JSON, the
     same bytes whatever the executor, worker count or order of work; `record_digest` is its
     SHA-256; `verdict` is PASS, FAIL or ERROR.
 `nondeterministic`
@@ -71,6 +77,7 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from arrivalbench import semantics
+from arrivalbench.engine import DEFAULT_ENGINE, ENGINES, EngineName, backend
 from arrivalbench.engine import duckdb as duckdb_engine
 from arrivalbench.engine.cost import Cost
 from arrivalbench.errors import ArrivalBenchError
@@ -82,6 +89,20 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = 1
 DEFAULT_RESULTS = Path("results") / "arrivalbench.duckdb"  # a study's file unless told
+
+CELLS_DDL = """
+CREATE TABLE IF NOT EXISTS cells (
+    arm         VARCHAR NOT NULL,
+    task        VARCHAR NOT NULL,
+    task_digest VARCHAR NOT NULL,
+    replicate   INTEGER NOT NULL,
+    artifact    VARCHAR,                   -- NULL: the arm produced no script (see reason)
+    reason      VARCHAR,
+    provenance  JSON NOT NULL,             -- source file, model, prompt variant, ...
+    engine      VARCHAR NOT NULL DEFAULT 'duckdb',  -- where the artifact is graded
+    PRIMARY KEY (arm, task, replicate, engine)
+);
+"""
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -103,7 +124,8 @@ CREATE TABLE IF NOT EXISTS runs (
     status          VARCHAR,               -- running | finished | interrupted | failed
     finished_at     TIMESTAMP,
     graded          INTEGER,               -- replays graded by this run
-    skipped         INTEGER                -- replays of its plan found already graded
+    skipped         INTEGER,               -- replays of its plan found already graded
+    engine          VARCHAR DEFAULT 'duckdb'
 );
 CREATE TABLE IF NOT EXISTS tasks (
     task_digest VARCHAR PRIMARY KEY,
@@ -120,16 +142,7 @@ CREATE TABLE IF NOT EXISTS artifacts (
     sql      VARCHAR NOT NULL,
     idioms   VARCHAR[]                     -- idiom signature tags, sorted
 );
-CREATE TABLE IF NOT EXISTS cells (
-    arm         VARCHAR NOT NULL,
-    task        VARCHAR NOT NULL,
-    task_digest VARCHAR NOT NULL,
-    replicate   INTEGER NOT NULL,
-    artifact    VARCHAR,                   -- NULL: the arm produced no script (see reason)
-    reason      VARCHAR,
-    provenance  JSON NOT NULL,             -- source file, model, prompt variant, ...
-    PRIMARY KEY (arm, task, replicate)
-);
+""" + CELLS_DDL + """
 CREATE TABLE IF NOT EXISTS verdicts (
     task_digest     VARCHAR NOT NULL,
     schedule        VARCHAR NOT NULL,
@@ -141,6 +154,7 @@ CREATE TABLE IF NOT EXISTS verdicts (
     verdict         VARCHAR NOT NULL,      -- PASS | FAIL | ERROR
     record          VARCHAR NOT NULL,      -- the canonical verdict JSON
     record_digest   VARCHAR NOT NULL,
+    engine          VARCHAR DEFAULT 'duckdb',
     PRIMARY KEY (task_digest, schedule, seed, artifact, engine_version, harness_version)
 );
 CREATE TABLE IF NOT EXISTS nondeterministic (  -- artifacts whose snapshot replayed differently
@@ -196,18 +210,49 @@ CREATE TABLE IF NOT EXISTS transcripts (
 );
 """
 
-# (task_digest, schedule, seed, artifact, engine_version, harness_version): the verdict key.
+# Files written before a second engine lack the `engine` columns: added when opened to write.
+# A cell's engine is part of its key (the gold of one task differs by engine), so `cells` is
+# rebuilt with the new key; every cell of such a file was graded on DuckDB.
+MIGRATIONS = """
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS engine VARCHAR DEFAULT 'duckdb';
+ALTER TABLE verdicts ADD COLUMN IF NOT EXISTS engine VARCHAR DEFAULT 'duckdb';
+"""
+MIGRATE_CELLS = f"""
+ALTER TABLE cells RENAME TO cells_before_engines;
+{CELLS_DDL}
+INSERT INTO cells SELECT *, 'duckdb' FROM cells_before_engines;
+DROP TABLE cells_before_engines;
+"""
+
+# (task_digest, schedule, seed, artifact, engine_version, harness_version): the verdict key,
+# its engine_version written by `version_tag`.
 Key = tuple[str, str, int, str, str, str]
+
+
+def version_tag(engine: str, version: str) -> str:
+    """The engine part of a verdict key: DuckDB's bare version, so that every key stored
+    before a second engine existed stays valid, and `<engine> <version>` for any other engine,
+    which no DuckDB version can equal."""
+    return version if engine == DEFAULT_ENGINE else f"{engine} {version}"
+
+
+def engine_of(tag: str) -> EngineName:
+    """The engine of a key's engine_version (see `version_tag`)."""
+    name = tag.split(" ", 1)[0] if " " in tag else DEFAULT_ENGINE
+    return name if name in ENGINES else DEFAULT_ENGINE  # type: ignore[return-value]
 
 
 def key_of(verdict: Verdict) -> Key:
     return (verdict.task_digest, verdict.schedule, verdict.seed, verdict.artifact,
-            verdict.engine_version, verdict.harness_version)
+            version_tag(verdict.engine, verdict.engine_version), verdict.harness_version)
 
 
-def current_versions() -> tuple[str, str]:
-    """(engine_version, harness_version) of this installation: the tail of every key it makes."""
-    return duckdb_engine.VERSION, semantics.harness_version()
+def current_versions(engine: EngineName = DEFAULT_ENGINE) -> tuple[str, str]:
+    """(engine_version as a key holds it, harness_version) of this installation on `engine`:
+    the tail of every key it makes there. Asks the engine its version (PostgreSQL's needs its
+    extra installed)."""
+    version = duckdb_engine.VERSION if engine == DEFAULT_ENGINE else backend(engine).version()
+    return version_tag(engine, version), semantics.harness_version()
 
 
 @dataclass(frozen=True)
@@ -221,6 +266,7 @@ class Cell:
     artifact: str | None
     reason: str | None = None
     provenance: dict[str, JSON] = field(default_factory=dict)
+    engine: EngineName = DEFAULT_ENGINE  # where its artifact is graded
 
 
 @dataclass(frozen=True)
@@ -249,6 +295,10 @@ class StoredVerdict:
     task: str
     verdict: str
     record: str
+
+    @property
+    def engine(self) -> EngineName:
+        return engine_of(self.key[4])
 
 
 @dataclass(frozen=True)
@@ -282,6 +332,10 @@ class Store:
         try:
             if not read_only:
                 self.con.execute(DDL)
+                self.con.execute(MIGRATIONS)
+                if not self._has_column("cells", "engine"):
+                    with self._transaction():
+                        self.con.execute(MIGRATE_CELLS)
             found = self.con.execute(
                 "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         except duckdb.Error as exc:
@@ -321,25 +375,33 @@ class Store:
 
     def add_cell(self, cell: Cell) -> None:
         """Insert or replace the cell (a regenerated replicate replaces the earlier one)."""
-        self.con.execute("INSERT OR REPLACE INTO cells VALUES (?, ?, ?, ?, ?, ?, ?)",
+        self.con.execute("INSERT OR REPLACE INTO cells VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                          [cell.arm, cell.task, cell.task_digest, cell.replicate, cell.artifact,
-                          cell.reason, canonical_json(cell.provenance)])
+                          cell.reason, canonical_json(cell.provenance), cell.engine])
 
-    def replace_cells(self, arm: str, task: str, cells: Sequence[Cell]) -> None:
-        """In one transaction, make `cells` the only cells of (arm, task): a replicate that the
-        arm no longer produces (a removed negative or submission file) goes."""
+    def replace_cells(self, arm: str, task: str, cells: Sequence[Cell],
+                      engine: EngineName = DEFAULT_ENGINE) -> None:
+        """In one transaction, make `cells` the only cells of (arm, task) on `engine`: a
+        replicate that the arm no longer produces (a removed negative or submission file)
+        goes; the arm's cells on another engine stay."""
         with self._transaction():
-            self.con.execute("DELETE FROM cells WHERE arm = ? AND task = ?", [arm, task])
+            self.con.execute("DELETE FROM cells WHERE arm = ? AND task = ? AND engine = ?",
+                             [arm, task, engine])
             for cell in cells:
                 self.add_cell(cell)
 
-    def cells(self, arms: list[str] | None = None) -> list[Cell]:
+    def cells(self, arms: list[str] | None = None, engine: EngineName | None = None
+              ) -> list[Cell]:
+        """The cells of `arms` (default: all) on `engine` (default: every engine). A file
+        written before a second engine, opened read-only, has DuckDB's alone."""
+        column = "engine" if self._has_column("cells", "engine") else "'duckdb'"
         rows = self.con.execute(
-            "SELECT arm, task, task_digest, replicate, artifact, reason, provenance FROM cells "
-            "WHERE $1 IS NULL OR list_contains($1, arm) ORDER BY arm, task, replicate",
-            [arms]).fetchall()
-        return [Cell(a, t, d, r, art, reason, json.loads(p)) for a, t, d, r, art, reason, p
-                in rows]
+            "SELECT arm, task, task_digest, replicate, artifact, reason, provenance, "
+            f"{column} AS engine FROM cells WHERE ($1 IS NULL OR list_contains($1, arm)) "
+            "AND ($2 IS NULL OR engine = $2) ORDER BY arm, task, replicate, engine",
+            [arms, engine]).fetchall()
+        return [Cell(a, t, d, r, art, reason, json.loads(p), e)
+                for a, t, d, r, art, reason, p, e in rows]
 
     def arms(self) -> list[str]:
         return [r[0] for r in self.con.execute(
@@ -362,12 +424,16 @@ class Store:
     def add_task(self, spec: TaskSpec, source: str) -> None:
         """Record what a task declares, under its digest. `source` is how to load it again: a
         built-in id or the task folder's path."""
-        summary = {"negatives": {n.name: list(n.fails) for n in spec.negatives},
+        summary: dict[str, JSON] = {"negatives": {n.name: list(n.fails) for n in spec.negatives},
                    "target": spec.target.name, "gold_idiom": spec.gold_idiom,
                    "evolution": None if spec.evolution is None else
                    {"source": spec.evolution.source, "column": spec.evolution.column,
                     "type": spec.evolution.type},
                    "budget": {"read_amplification": spec.budget.read_amplification}}
+        if any(n.fails_on(e) != n.fails for n in spec.negatives for e in ENGINES):
+            # Only then, so that a task declared alike on every engine keeps its bytes.
+            summary["fails_by_engine"] = {e: {n.name: list(n.fails_on(e)) for n in
+                                              spec.negatives} for e in ENGINES}
         self.con.execute("INSERT OR REPLACE INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                          [spec.digest, spec.id, source, spec.title, spec.mode, spec.difficulty,
                           list(spec.hazards), canonical_json(summary)])
@@ -382,18 +448,19 @@ class Store:
     # -- runs ------------------------------------------------------------------------------------
 
     def start_run(self, executor: str, workers: int, seeds: int, arms: Sequence[str],
-                  tasks: Sequence[str] | None = None, command: str | None = None) -> int:
-        engine_version, harness_version = current_versions()
+                  tasks: Sequence[str] | None = None, command: str | None = None,
+                  engine: EngineName = DEFAULT_ENGINE) -> int:
+        engine_version, harness_version = current_versions(engine)
         with self._transaction():
             found = self.con.execute("SELECT coalesce(max(run_id), 0) + 1 FROM runs").fetchone()
             run_id = int(found[0]) if found else 1
             self.con.execute(
                 "INSERT INTO runs (run_id, started_at, harness_version, engine_version, "
-                "python_version, executor, workers, seeds, arms, tasks, command, status) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running')",
+                "python_version, executor, workers, seeds, arms, tasks, command, status, engine) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)",
                 [run_id, _now(), harness_version, engine_version, platform.python_version(),
                  executor, workers, seeds, list(arms), list(tasks) if tasks is not None else None,
-                 command])
+                 command, engine])
         return run_id
 
     def finish_run(self, run_id: int, status: str, graded: int, skipped: int) -> None:
@@ -411,10 +478,12 @@ class Store:
                 v = g.verdict
                 record = v.json()
                 row = self.con.execute(
-                    "INSERT INTO verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "INSERT INTO verdicts (task_digest, schedule, seed, artifact, "
+                    "engine_version, harness_version, task, verdict, record, record_digest, "
+                    "engine) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT DO NOTHING RETURNING 1",
-                    [v.task_digest, v.schedule, v.seed, v.artifact, v.engine_version,
-                     v.harness_version, v.task, v.status, record, digest(record)]).fetchall()
+                    [*key_of(v), v.task, v.status, record, digest(record),
+                     v.engine]).fetchall()
                 if row:
                     added += 1
                     self.con.execute("INSERT INTO timings VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -427,7 +496,7 @@ class Store:
     def mark_nondeterministic(self, verdict: Verdict, detail: str) -> None:
         """The artifact's snapshot gave another final table when replayed again."""
         self.con.execute("INSERT OR REPLACE INTO nondeterministic VALUES (?, ?, ?, ?, ?)",
-                         [verdict.task_digest, verdict.artifact, verdict.engine_version,
+                         [verdict.task_digest, verdict.artifact, key_of(verdict)[4],
                           verdict.harness_version, detail])
 
     def nondeterministic(self) -> set[tuple[str, str]]:
@@ -454,21 +523,23 @@ class Store:
                 for d, s, seed, a, e, h, r, w, n, u in rows}
 
     def graded_keys(self, engine_version: str | None = None,
-                    harness_version: str | None = None) -> set[Key]:
-        """Keys already graded, by default those of this installation's versions."""
-        current = current_versions()
+                    harness_version: str | None = None,
+                    engine: EngineName = DEFAULT_ENGINE) -> set[Key]:
+        """Keys already graded, by default those of this installation's versions on `engine`
+        (`engine_version` as a key holds it, see `version_tag`)."""
+        current = current_versions(engine)
         rows = self.con.execute(
             "SELECT task_digest, schedule, seed, artifact, engine_version, harness_version "
             "FROM verdicts WHERE engine_version = ? AND harness_version = ?",
             [engine_version or current[0], harness_version or current[1]]).fetchall()
         return {(d, s, int(seed), a, e, h) for d, s, seed, a, e, h in rows}
 
-    def verdict_kinds(self) -> dict[Key, str]:
-        """PASS / FAIL / ERROR for every key of this installation's versions."""
+    def verdict_kinds(self, engine: EngineName = DEFAULT_ENGINE) -> dict[Key, str]:
+        """PASS / FAIL / ERROR for every key of this installation's versions on `engine`."""
         rows = self.con.execute(
             "SELECT task_digest, schedule, seed, artifact, engine_version, harness_version, "
             "verdict FROM verdicts WHERE engine_version = ? AND harness_version = ?",
-            list(current_versions())).fetchall()
+            list(current_versions(engine))).fetchall()
         return {(d, s, int(seed), a, e, h): k for d, s, seed, a, e, h, k in rows}
 
     def verdicts(self) -> list[StoredVerdict]:
@@ -498,6 +569,12 @@ class Store:
                           canonical_json(transcript)])
 
     # -- helpers ---------------------------------------------------------------------------------
+
+    def _has_column(self, table: str, column: str) -> bool:
+        found = self.con.execute(
+            "SELECT count(*) FROM information_schema.columns WHERE table_name = ? AND "
+            "column_name = ?", [table, column]).fetchone()
+        return bool(found and found[0])
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self.con)

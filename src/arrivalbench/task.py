@@ -15,6 +15,7 @@ from typing import Any, Literal, cast, get_args, overload
 import duckdb
 import yaml
 
+from arrivalbench.engine import DEFAULT_ENGINE, ENGINES, EngineName
 from arrivalbench.errors import TaskError
 from arrivalbench.textfile import read_text
 from arrivalbench.values import digest
@@ -69,9 +70,27 @@ class Evolution:
 
 @dataclass(frozen=True)
 class Negative:
+    """A negative control. `fails` and `sql` are DuckDB's; `per_engine` holds, for every engine,
+    the hazards it is declared to fail there (the same as `fails` unless task.yaml maps them
+    per engine), and `other_sql` the pipelines written for other engines
+    (`negatives/<name>.<engine>.sql`), as tuples so that the spec stays hashable."""
+
     name: str
     fails: tuple[Hazard, ...]
     sql: str
+    per_engine: tuple[tuple[EngineName, tuple[Hazard, ...]], ...] = ()
+    other_sql: tuple[tuple[EngineName, str], ...] = ()
+
+    def fails_on(self, engine: EngineName) -> tuple[Hazard, ...]:
+        """The hazards this negative is declared to fail on `engine`."""
+        return dict(self.per_engine).get(engine, self.fails)
+
+    def sql_for(self, engine: EngineName) -> str | None:
+        """The pipeline for `engine`, None when the task has none for it."""
+        return self.sql if engine == DEFAULT_ENGINE else dict(self.other_sql).get(engine)
+
+    def file_for(self, engine: EngineName) -> str:
+        return f"negatives/{pipeline_file(self.name, engine)}"
 
 
 @dataclass(frozen=True)
@@ -115,9 +134,45 @@ class TaskSpec:
     digest: str
     budget: Budget = Budget(6.0)
     incremental_sql: str | None = None  # a gold within the budget, when the task ships one
+    other_gold: tuple[tuple[EngineName, str], ...] = ()  # gold.<engine>.sql of other engines
 
     def source(self, name: str) -> Source:
         return next(s for s in self.sources if s.name == name)
+
+    def has_pipelines(self, engine: EngineName) -> bool:
+        """Whether the task ships a gold for `engine` (every task has DuckDB's)."""
+        return engine == DEFAULT_ENGINE or engine in dict(self.other_gold)
+
+    def gold_for(self, engine: EngineName) -> str:
+        """The gold pipeline for `engine`; a TaskError naming the task when it has none."""
+        if engine == DEFAULT_ENGINE:
+            return self.gold_sql
+        found = dict(self.other_gold).get(engine)
+        if found is None:
+            raise self.missing(engine, pipeline_file("gold", engine))
+        return found
+
+    def negatives_for(self, engine: EngineName) -> tuple[tuple[Negative, str], ...]:
+        """Each negative with its pipeline for `engine`, in task.yaml's order; a TaskError
+        naming the task and the first missing file when one has none."""
+        found = []
+        for negative in self.negatives:
+            sql = negative.sql_for(engine)
+            if sql is None:
+                raise self.missing(engine, negative.file_for(engine))
+            found.append((negative, sql))
+        return tuple(found)
+
+    def missing(self, engine: EngineName, file: str) -> TaskError:
+        return TaskError(f"task {self.id} has no {engine} pipelines ({self.path / file} is "
+                         f"missing); add it, or grade this task with --engine "
+                         f"{DEFAULT_ENGINE}")
+
+
+def pipeline_file(stem: str, engine: EngineName) -> str:
+    """The file of a pipeline for `engine`: `<stem>.sql` for DuckDB (every task's own),
+    `<stem>.<engine>.sql` beside it for another engine."""
+    return f"{stem}.sql" if engine == DEFAULT_ENGINE else f"{stem}.{engine}.sql"
 
 
 def builtin_ids() -> list[str]:
@@ -165,7 +220,7 @@ def source_of(spec: TaskSpec) -> str:
 
 @functools.lru_cache(maxsize=64)
 def _load_spec_cached(path: Path, folder_digest: str) -> TaskSpec:
-    return _parse(path, folder_digest)
+    return _parse(path, _folder_digest(path, verdict_files_only=True))
 
 
 def load_spec(ref: str | Path) -> TaskSpec:
@@ -177,12 +232,24 @@ def load_spec(ref: str | Path) -> TaskSpec:
     return _load_spec_cached(path, _folder_digest(path))
 
 
-def _folder_digest(path: Path) -> str:
-    """Covers every file of the task (names and bytes), so any edit changes it."""
+_OTHER_ENGINE_SUFFIXES = tuple(f".{e}.sql" for e in ENGINES if e != DEFAULT_ENGINE)
+
+
+def _folder_digest(path: Path, verdict_files_only: bool = False) -> str:
+    """Covers every file of the task (names and bytes), so any edit changes it: the key of the
+    loaded-spec cache.
+
+    With `verdict_files_only` it is the task digest that verdicts are keyed by: the pipelines
+    written for engines other than DuckDB (`gold.postgres.sql`, `negatives/<n>.postgres.sql`)
+    are left out. A verdict depends on them only as its artifact, whose own digest is in its
+    key, and leaving them out means that adding or fixing a translation leaves every stored
+    DuckDB verdict of the task valid. task.yaml stays in, per-engine `fails:` included."""
     parts: list[bytes] = []
     for file in sorted(p for p in path.rglob("*") if p.is_file()):
         rel = file.relative_to(path)
         if any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
+            continue
+        if verdict_files_only and rel.name.endswith(_OTHER_ENGINE_SUFFIXES):
             continue
         data = file.read_bytes()
         parts.append(f"{rel.as_posix()}\0{len(data)}\0".encode() + data)
@@ -301,6 +368,7 @@ def _parse(path: Path, folder_digest: str) -> TaskSpec:
         digest=folder_digest,
         budget=_budget(top, mode),
         incremental_sql=_read_sql(path / "incremental.sql", optional=True),
+        other_gold=_other_sql(path, "gold"),
     )
 
 
@@ -396,14 +464,51 @@ def _negatives(top: _Fields, hazards: tuple[Hazard, ...], path: Path) -> tuple[N
     for name in top.get("negatives", dict, {}):
         nsub = top.sub("negatives").sub(name)
         nsub.only("fails")
-        fails = nsub.get("fails", list)
+        per_engine = _fails(nsub, hazards)
+        negatives.append(Negative(str(name), dict(per_engine)[DEFAULT_ENGINE],
+                                  _read_sql(path / "negatives" / f"{name}.sql"), per_engine,
+                                  _other_sql(path / "negatives", str(name))))
+    return tuple(negatives)
+
+
+def _fails(nsub: _Fields, hazards: tuple[Hazard, ...]
+           ) -> tuple[tuple[EngineName, tuple[Hazard, ...]], ...]:
+    """`fails:` as a list (the same on every engine) or a mapping engine -> list naming every
+    engine, so that no engine's expectation is left to a guess."""
+    raw = nsub.get("fails", (list, dict))
+    if isinstance(raw, list):
+        by_engine: dict[str, object] = {engine: raw for engine in ENGINES}
+    else:
+        by_engine = raw
+        for engine in by_engine:
+            if engine not in ENGINES:
+                raise nsub.fail("fails", f"unknown engine {engine!r}; engines: "
+                                         f"{', '.join(ENGINES)}")
+        absent = [e for e in ENGINES if e not in by_engine]
+        if absent:
+            raise nsub.fail("fails", f"names no list for {', '.join(absent)}; a mapping "
+                                     f"names every engine ({', '.join(ENGINES)}), or give "
+                                     "one list for all")
+    out = []
+    for engine in ENGINES:
+        fails = by_engine[engine]
+        where = "fails" if isinstance(raw, list) else f"fails.{engine}"
+        if not isinstance(fails, list):
+            raise nsub.fail(where, f"must be a list of hazards, got {fails!r}")
         for hazard in fails:
             if hazard not in hazards:
-                raise nsub.fail("fails", f"{hazard!r} is not among the task's hazards "
-                                         f"({', '.join(hazards)})")
-        negatives.append(Negative(str(name), tuple(fails),
-                                  _read_sql(path / "negatives" / f"{name}.sql")))
-    return tuple(negatives)
+                raise nsub.fail(where, f"{hazard!r} is not among the task's hazards "
+                                       f"({', '.join(hazards)})")
+        out.append((engine, tuple(cast(list[Hazard], fails))))
+    return tuple(out)
+
+
+def _other_sql(folder: Path, stem: str) -> tuple[tuple[EngineName, str], ...]:
+    """The pipelines `<stem>.<engine>.sql` of the engines other than DuckDB found in
+    `folder`; optional, so a user's task written for DuckDB alone stays valid."""
+    return tuple((engine, text) for engine in ENGINES if engine != DEFAULT_ENGINE
+                 for text in [_read_sql(folder / pipeline_file(stem, engine), optional=True)]
+                 if text is not None)
 
 
 def _log_files(path: Path, sources: tuple[Source, ...]) -> tuple[Path, ...]:

@@ -45,6 +45,7 @@ from arrivalbench.agent.samples import (
     task_refs,
 )
 from arrivalbench.cells import classify
+from arrivalbench.engine import DEFAULT_ENGINE, EngineName, check_engine
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.grading import DEFAULT_SEEDS, Point, artifact_digest, grade, grade_all, plan
 from arrivalbench.idioms import signature
@@ -73,14 +74,19 @@ async def in_engine(work: Callable[..., T], *args: Any) -> T:
 
 
 def samples(specs: Sequence[TaskSpec], variant: str = DEFAULT_VARIANT,
-            replicates: int | None = None, max_turns: int = MAX_TURNS) -> list[Sample]:
-    """One sample per task, or with `replicates`, one per (task, replicate 0..N-1)."""
+            replicates: int | None = None, max_turns: int = MAX_TURNS,
+            engine: EngineName = DEFAULT_ENGINE) -> list[Sample]:
+    """One sample per task, or with `replicates`, one per (task, replicate 0..N-1), with the
+    prompt for `engine` (whose scripts are tested and graded there). DuckDB's samples carry
+    no `engine` key, so their metadata is what it always was."""
     out = []
     for spec in specs:
-        prompt = build(spec, variant, max_turns)
+        prompt = build(spec, variant, max_turns, engine)
         metadata: dict[str, Any] = {
             "task": spec.id, "task_source": source_of(spec), "task_digest": spec.digest,
             "variant": variant, "prompt_digest": digest(prompt), "hazards": list(spec.hazards)}
+        if engine != DEFAULT_ENGINE:
+            metadata["engine"] = engine
         for replicate in [None] if replicates is None else range(replicates):
             out.append(Sample(id=sample_id(spec.id, replicate), input=prompt,
                               metadata={**metadata, "replicate": replicate}))
@@ -90,8 +96,12 @@ def samples(specs: Sequence[TaskSpec], variant: str = DEFAULT_VARIANT,
 # -- the repair loop ----------------------------------------------------------------------------
 
 
-def snapshot_test(spec: TaskSpec, script: str) -> Verdict:
-    return grade(spec, script, Point("snapshot", 0))[0]
+def snapshot_test(spec: TaskSpec, script: str, engine: EngineName = DEFAULT_ENGINE) -> Verdict:
+    return grade(spec, script, Point("snapshot", 0), engine_name=engine)[0]
+
+
+def sample_engine(metadata: dict[str, Any]) -> EngineName:
+    return check_engine(str(metadata.get("engine", DEFAULT_ENGINE)))
 
 
 @solver
@@ -131,7 +141,8 @@ def repair_loop(max_turns: int = MAX_TURNS) -> Solver:
                     state.store.set(REASON, got.problem)
             else:
                 script = got.script
-                verdict = await in_engine(snapshot_test, spec, script)
+                verdict = await in_engine(snapshot_test, spec, script,
+                                          sample_engine(state.metadata))
                 record["snapshot_verdict"] = verdict.status
                 record["snapshot_detail"] = verdict.detail
                 record["feedback"] = feedback.snapshot(spec, verdict, statements(script))
@@ -158,8 +169,10 @@ def describe_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"[:500] if text else type(exc).__name__
 
 
-def _grade_plan(spec: TaskSpec, script: str, points: Sequence[Point]) -> list[Verdict]:
-    return [verdict for verdict, _outcome in grade_all(spec, script, points)]
+def _grade_plan(spec: TaskSpec, script: str, points: Sequence[Point],
+                engine: EngineName = DEFAULT_ENGINE) -> list[Verdict]:
+    return [verdict for verdict, _outcome in grade_all(spec, script, points,
+                                                       engine_name=engine)]
 
 
 # -- the scorer ---------------------------------------------------------------------------------
@@ -217,7 +230,8 @@ def verdicts(seeds: int = DEFAULT_SEEDS) -> Scorer:
                          answer=None, explanation=f"no script: {reason}",
                          metadata={**common, "reason": reason})
         points = plan(spec, seeds)
-        graded = await in_engine(_grade_plan, spec, script, points)
+        graded = await in_engine(_grade_plan, spec, script, points,
+                                 sample_engine(state.metadata))
         by_kind: dict[str, list[str]] = {}
         for v in graded:
             by_kind.setdefault(v.schedule, []).append(v.status)
@@ -238,7 +252,7 @@ def verdicts(seeds: int = DEFAULT_SEEDS) -> Scorer:
 @task
 def arrivalbench(tasks: str | list[str] | None = None, variant: str = DEFAULT_VARIANT,
                  seeds: int = DEFAULT_SEEDS, max_turns: int = MAX_TURNS,
-                 replicates: int | None = None) -> Task:
+                 replicates: int | None = None, engine: str = DEFAULT_ENGINE) -> Task:
     """ArrivalBench model arm.
 
     Args:
@@ -249,17 +263,21 @@ def arrivalbench(tasks: str | list[str] | None = None, variant: str = DEFAULT_VA
       max_turns: replies of the snapshot repair loop.
       replicates: one sample per task and replicate 0..N-1 (ids `<task>/<n>`) instead of one
         per task (then use --epochs for replicates).
+      engine: duckdb (default) or postgres: the prompt names it, and the snapshot test and
+        the scorer run the scripts on it.
     """
+    chosen = check_engine(engine)
     if variant not in VARIANTS:
         raise ArrivalBenchError(f"unknown prompt variant {variant!r}; allowed: "
                                 f"{', '.join(VARIANTS)}")
     specs = load_specs(task_refs(tasks))
     return Task(
-        dataset=MemoryDataset(samples(specs, variant, replicates, max_turns),
+        dataset=MemoryDataset(samples(specs, variant, replicates, max_turns, chosen),
                               name=f"arrivalbench-{variant}"),
         solver=repair_loop(max_turns),
         scorer=verdicts(seeds),
-        metadata={"variant": variant, "max_turns": max_turns, "seeds": seeds},
+        metadata={"variant": variant, "max_turns": max_turns, "seeds": seeds,
+                  **({} if chosen == DEFAULT_ENGINE else {"engine": chosen})},
         model=offline_mock(),
     )
 

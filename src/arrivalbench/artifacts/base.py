@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from arrivalbench.engine.duckdb import Database
+    from arrivalbench.engine import Database
     from arrivalbench.schedules import Batch
 
 

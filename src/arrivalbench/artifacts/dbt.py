@@ -29,6 +29,7 @@ from arrivalbench.values import digest
 if TYPE_CHECKING:
     import duckdb
 
+    from arrivalbench import engine
     from arrivalbench.artifacts.base import Run
     from arrivalbench.engine.duckdb import Database
     from arrivalbench.schedules import Batch
@@ -240,7 +241,15 @@ class DbtProject:
         with _connected(session):
             return runner_class(manifest=self.manifest).invoke([*args, *_flags(self.scratch)])
 
-    def start(self, db: Database) -> Run:
+    def start(self, any_db: engine.Database) -> Run:
+        from arrivalbench.engine import duckdb as duckdb_engine
+
+        if not isinstance(any_db, duckdb_engine.Database):
+            # dbt-duckdb is the only adapter the harness hands its connections to.
+            raise DbtError(f"{self.path}: a dbt project runs on engine duckdb only; grade it "
+                           "with --engine duckdb")
+        db = any_db
+
         def run(batch: Batch) -> None:
             self._fill(db)
             limit = None

@@ -12,7 +12,7 @@ from arrivalbench.textfile import read_text
 from arrivalbench.values import digest
 
 if TYPE_CHECKING:
-    from arrivalbench.engine.duckdb import Database
+    from arrivalbench.engine import Database
     from arrivalbench.schedules import Batch
 
 

@@ -8,11 +8,17 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, Protocol, get_args
 
 from arrivalbench.errors import ArrivalBenchError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from arrivalbench.engine.cost import Meter
 
 EngineName = Literal["duckdb", "postgres"]
 ENGINES: tuple[EngineName, ...] = get_args(EngineName)
@@ -43,6 +49,7 @@ class Limits:
     statement_seconds: float = 5.0
     memory: str = "512MB"
     max_target_rows: int = 1_000_000
+    disk: str = "1GB"  # what a replay's tables may occupy on a server engine (PostgreSQL)
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,40 @@ class Failure(Exception):
 
     def at(self, batch: int) -> Failure:
         return Failure(self.phase, self.message, batch, self.statement)
+
+
+class Statements(Protocol):
+    """A script split into statements by an engine, for that engine's `Database.run`."""
+
+    def __len__(self) -> int: ...
+
+
+class Database(Protocol):
+    """The database of one replay, on any engine: what the replay loop, the artifacts and the
+    every-batch check may do with it."""
+
+    limits: Limits
+    engine_seconds: float  # time inside the engine on the pipeline's own statements
+    meter: Meter | None  # set by the replay to measure cost (DuckDB only)
+
+    def split(self, script: str) -> Statements:
+        """The statements of `script`; a `Failure` (`run`, or `sandbox` for a refused kind)."""
+
+    def stage(self, deliveries: Mapping[str, pa.Table]) -> None:
+        """Every delivery of the replay, per source, with a `__batch` column."""
+
+    def load(self, batch: int, columns: Mapping[str, Sequence[str]]) -> None:
+        """Make each `incoming.<source>` hold exactly the rows of `batch`."""
+
+    def run(self, statements: Statements, count: int | None = None,
+            meter: Meter | None = None) -> None:
+        """Run the first `count` statements over a new connection (phase `run`)."""
+
+    def read(self, name: str) -> Table:
+        """`main.<name>` after the last run, in DuckDB's types and Python values."""
+
+    def query(self, sql: str, phase: Phase) -> Table:
+        """A query of the harness, as the pipeline would see the database."""
 
 
 _VOLATILE = [

@@ -21,6 +21,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from arrivalbench import engine
 from arrivalbench.engine import Failure, Limits, Phase, Table, cost, normalize_message
 
 NAME = "duckdb"
@@ -299,12 +300,13 @@ class Database:
         """Set the one value of a one-row table made by `create`."""
         self._db.execute(f'UPDATE main."{name}" SET k = $1', [value])
 
-    def run(self, statements: Statements, count: int | None = None,
+    def run(self, statements: engine.Statements, count: int | None = None,
             meter: cost.Meter | None = None) -> None:
         """Run the first `count` statements (all by default) over a new connection. Closing
         it rolls back whatever transaction the script left open. With a `meter` (by default
         the database's own, `self.meter`), each statement that can be profiled runs under the
         profiler and its rows are added up."""
+        assert isinstance(statements, Statements)
         meter = meter or self.meter
         con = self._connect()
         try:
@@ -353,6 +355,8 @@ class Database:
         except duckdb.Error as exc:
             raise Failure(classify(exc, self._watchdog.fired), normalize_message(str(exc))
                           ) from None
+        except RuntimeError as exc:
+            raise _interrupt(exc) from None
         if len(rows) > limit:
             raise Failure(phase, f"the result has more than {limit} rows, the limit")
         return Table(columns, rows)
@@ -365,3 +369,8 @@ def database(limits: Limits) -> Iterator[Database]:
         yield db
     finally:
         db.close()
+
+
+def _conforms(db: Database) -> engine.Database:
+    """Type-checked only: this engine's database is a `engine.Database`."""
+    return db

@@ -13,8 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from arrivalbench.checkpoints import Checked, final_delivered, reference_over, replay_checked
-from arrivalbench.engine import Limits, Table
-from arrivalbench.engine import duckdb as engine
+from arrivalbench.engine import DEFAULT_ENGINE, EngineName, Limits, Table, backend
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.explain.shrink import Shrunk, shrink
 from arrivalbench.explain.timeline import timeline
@@ -43,6 +42,7 @@ class Explanation:
     shrunk: Shrunk | None = None
     minimal_checked: Checked | None = None
     statements: tuple[str, ...] = ()
+    engine: EngineName = DEFAULT_ENGINE
 
     @property
     def needs_every_batch(self) -> bool:
@@ -66,6 +66,8 @@ class Explanation:
             "timeline": [],
             "repro": repro,
         }
+        if self.engine != DEFAULT_ENGINE:  # DuckDB's documents keep the bytes they had
+            doc["engine"] = self.engine
         if self.nondeterministic is not None:
             doc["differing"] = self.nondeterministic.document()
         if self.shrunk is not None and self.minimal_checked is not None:
@@ -111,18 +113,21 @@ def kinds(diff: Diff | None) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def _checked(spec: TaskSpec, script: str, plan: Schedule, limits: Limits) -> Checked:
-    return replay_checked(spec, script, plan, limits)
+def _checked(spec: TaskSpec, script: str, plan: Schedule, limits: Limits,
+             engine: EngineName = DEFAULT_ENGINE) -> Checked:
+    return replay_checked(spec, script, plan, limits, engine_name=engine)
 
 
 def pick(spec: TaskSpec, script: str, kind: str | None, seed: int | None,
-         limits: Limits = Limits()) -> tuple[str, int] | None:
+         limits: Limits = Limits(), engine: EngineName = DEFAULT_ENGINE
+         ) -> tuple[str, int] | None:
     """The first failing (schedule, seed) of a default grade, with the every-batch check."""
     kinds_ = [kind] if kind is not None else ["snapshot", *CONTROLS[1:], *spec.hazards]
     seeds = [seed] if seed is not None else list(range(DEFAULT_SEEDS))
     for k in kinds_:
         for s in ([0] if k == "snapshot" and seed is None else seeds):
-            verdict, _ = judge(spec, script, schedule(spec, k, s), k, s, limits, every_batch=True)
+            verdict, _ = judge(spec, script, schedule(spec, k, s), k, s, limits, every_batch=True,
+                               engine_name=engine)
             if verdict.status != "PASS":
                 return k, s
     return None
@@ -136,8 +141,8 @@ def check_schedule(spec: TaskSpec, kind: str) -> None:
                                 f"allowed: {', '.join(allowed)}")
 
 
-def statement_texts(script: str) -> tuple[str, ...]:
-    with engine.database(Limits()) as db:
+def statement_texts(script: str, engine: EngineName = DEFAULT_ENGINE) -> tuple[str, ...]:
+    with backend(engine).database(Limits()) as db:
         try:
             return tuple(s.query.strip() for s in db.split(script).parsed)
         except Exception:  # an unparsable script still gets explained: its ERROR is the story
@@ -151,13 +156,15 @@ def _rows(table: Table | None) -> Counter[tuple[object, ...]]:
 
 def explain(spec: TaskSpec, script: str, kind: str, seed: int, budget: int = DEFAULT_BUDGET,
             limits: Limits = Limits(),
-            on_step: Callable[[str], None] | None = None) -> Explanation:
+            on_step: Callable[[str], None] | None = None,
+            engine: EngineName = DEFAULT_ENGINE) -> Explanation:
+    """Explain `script`'s failure on (kind, seed), every replay on `engine`."""
     note = on_step or (lambda _m: None)
     original = schedule(spec, kind, seed)
-    statements = statement_texts(script)
+    statements = statement_texts(script, engine)
     note(f"replaying {kind}, seed {seed}, twice")
-    first = _checked(spec, script, original, limits)
-    second = _checked(spec, script, original, limits)
+    first = _checked(spec, script, original, limits, engine)
+    second = _checked(spec, script, original, limits, engine)
     sig = signature(spec, original, first, limits)
     verdict = sig[0].split("-")[0]
     a, b = first.outcome, second.outcome
@@ -170,18 +177,20 @@ def explain(spec: TaskSpec, script: str, kind: str, seed: int, budget: int = DEF
             ({"problem": "error", "column": (a.failure or b.failure).message  # type: ignore[union-attr]
               },))
         return Explanation(spec, script, kind, seed, verdict, sig, first, diff,
-                           statements=statements)
+                           statements=statements, engine=engine)
     if sig[0] == "PASS":
-        return Explanation(spec, script, kind, seed, "PASS", sig, first, statements=statements)
+        return Explanation(spec, script, kind, seed, "PASS", sig, first, statements=statements,
+                           engine=engine)
 
     def fails(plan: Schedule) -> bool:
-        return signature(spec, plan, _checked(spec, script, plan, limits), limits) == sig
+        return signature(spec, plan, _checked(spec, script, plan, limits, engine),
+                         limits) == sig
 
     note(f"shrinking (budget {budget} replays)")
     shrunk = shrink(original, fails, budget, max(1, len(statements)))
-    minimal = _checked(spec, script, shrunk.schedule, limits)
+    minimal = _checked(spec, script, shrunk.schedule, limits, engine)
     return Explanation(spec, script, kind, seed, verdict, sig, first, None, shrunk, minimal,
-                       statements)
+                       statements, engine)
 
 
 def first_line(statement: str) -> str:

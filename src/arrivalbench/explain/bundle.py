@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 
+from arrivalbench.engine import DEFAULT_ENGINE, EngineName
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.log import load_log
 from arrivalbench.plans import document as plan_document
@@ -23,13 +24,15 @@ def check_out(out: Path) -> None:
                                 "or empty folder for the repro bundle")
 
 
-def command(out: Path, every_batch: bool) -> str:
+def command(out: Path, every_batch: bool, engine: EngineName = DEFAULT_ENGINE) -> str:
     words = ["arrivalbench", "grade", str(out / "pipeline.sql"), "--task", str(out),
              "--plan", str(out / "plan.json")]
+    words += [] if engine == DEFAULT_ENGINE else ["--engine", engine]
     return shlex.join(words + (["--every-batch"] if every_batch else []))
 
 
-def write(out: Path, spec: TaskSpec, script: str, plan: Schedule, every_batch: bool) -> str:
+def write(out: Path, spec: TaskSpec, script: str, plan: Schedule, every_batch: bool,
+          engine: EngineName = DEFAULT_ENGINE) -> str:
     """Write the bundle into `out` (new or empty) and return the command that reproduces."""
     check_out(out)
     name = out.resolve().name
@@ -57,7 +60,7 @@ def write(out: Path, spec: TaskSpec, script: str, plan: Schedule, every_batch: b
     plan_doc = plan_document(spec, plan)
     plan_doc["task"] = name
     (out / "plan.json").write_text(canonical_json(plan_doc) + "\n", encoding="utf-8")
-    repro = command(out, every_batch)
+    repro = command(out, every_batch, engine)
     (out / "README.md").write_text(
         f"# Repro: {spec.id}\n\nThe minimal delivery plan on which `pipeline.sql` fails "
         f"({plan.kind}, seed {plan.seed}, shrunk). Reproduce with:\n\n    {repro}\n",

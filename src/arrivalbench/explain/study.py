@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from arrivalbench.engine import Limits
+from arrivalbench.engine import DEFAULT_ENGINE, EngineName, Limits
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.explain import DEFAULT_BUDGET, explain
 from arrivalbench.schedules import CONTROLS
@@ -98,16 +98,19 @@ def _order(spec: TaskSpec) -> list[str]:
 
 def explain_results(results: Path, budget: int = DEFAULT_BUDGET, arms: Sequence[str] = (),
                     limits: Limits = Limits(),
-                    note: Callable[[str], None] | None = None) -> StudySummary:
+                    note: Callable[[str], None] | None = None,
+                    engine: EngineName = DEFAULT_ENGINE) -> StudySummary:
+    """Explain the failing cells graded on `engine`, replaying on it; their plans are stored
+    under that engine's version (see `store.version_tag`), apart from another engine's."""
     if not results.is_file():
         raise ArrivalBenchError(f"--results {results}: no such results file; give a file "
                                 "written by 'arrivalbench run'")
     say = note or (lambda _m: None)
-    engine_version, harness_version = current_versions()
+    engine_version, harness_version = current_versions(engine)
     with Store(results) as store:
         store.con.execute(DDL)
         tasks = store.tasks()
-        cells = [c for c in store.cells(list(arms) or None) if c.artifact is not None]
+        cells = [c for c in store.cells(list(arms) or None, engine) if c.artifact is not None]
         done = {(d, a) for d, a in store.con.execute(
             "SELECT task_digest, artifact FROM minimal_plans WHERE engine_version = ? AND "
             "harness_version = ?", [engine_version, harness_version]).fetchall()}
@@ -138,7 +141,8 @@ def explain_results(results: Path, budget: int = DEFAULT_BUDGET, arms: Sequence[
             kind, seed, _v = min(failing[key], key=lambda f: (
                 order.index(f[0]) if f[0] in order else len(order), f[1]))
             say(f"explaining {cell.arm} {cell.task} ({kind}, seed {seed})")
-            found = explain(spec, store.artifact_sql(key[1]), kind, seed, budget, limits)
+            found = explain(spec, store.artifact_sql(key[1]), kind, seed, budget, limits,
+                            engine=engine)
             doc = found.document()
             minimal = doc["minimal"] if isinstance(doc["minimal"], dict) else {}
             store.con.execute(

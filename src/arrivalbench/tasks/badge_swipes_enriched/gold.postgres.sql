@@ -1,0 +1,28 @@
+-- Keep every delivered swipe in a history table as it comes, and rebuild the target from the
+-- history, one row per swipe id (the first copy of a swipe id wins; all copies are equal).
+CREATE TABLE IF NOT EXISTS swipe_history (
+    swipe_id    BIGINT,
+    badge_id    TEXT,
+    employee_id INTEGER,
+    door_id     TEXT,
+    direction   TEXT,
+    swiped_at   TIMESTAMP
+);
+
+INSERT INTO swipe_history
+SELECT swipe_id, badge_id, employee_id, door_id, direction, swiped_at
+FROM incoming.badge_swipes;
+
+DROP TABLE IF EXISTS badge_swipes_clean;
+
+CREATE TABLE badge_swipes_clean AS
+SELECT DISTINCT ON (swipe_id)
+    swipe_id,
+    employee_id,
+    split_part(door_id, '-', 1)                       AS building,
+    CAST(split_part(door_id, '-', 2) AS INTEGER)      AS floor,
+    direction,
+    swiped_at,
+    CAST(swiped_at - INTERVAL '4 hours' AS DATE)         AS work_date
+FROM swipe_history
+ORDER BY swipe_id;

@@ -1,0 +1,43 @@
+-- Keep the plan changes once per id and every event delivered; tag all events again on every
+-- run.
+CREATE TABLE IF NOT EXISTS plan_history (
+    change_id  BIGINT PRIMARY KEY,
+    account_id INTEGER,
+    plan       VARCHAR,
+    version    INTEGER,
+    changed_at TIMESTAMP
+);
+
+CREATE TABLE IF NOT EXISTS event_history (
+    event_id    VARCHAR,
+    account_id  INTEGER,
+    user_id     BIGINT,
+    event_name  VARCHAR,
+    occurred_at TIMESTAMP
+);
+
+INSERT INTO plan_history
+SELECT DISTINCT change_id, account_id, plan, version, changed_at FROM incoming.plan_changes
+ON CONFLICT DO NOTHING;
+
+INSERT INTO event_history
+SELECT event_id, account_id, user_id, event_name, occurred_at FROM incoming.product_events;
+
+DROP TABLE IF EXISTS events_with_plan;
+
+CREATE TABLE events_with_plan AS
+SELECT event_id, account_id, user_id, event_name, occurred_at, plan
+FROM (
+    SELECT
+        e.event_id,
+        e.account_id,
+        e.user_id,
+        e.event_name,
+        e.occurred_at,
+        COALESCE(c.plan, 'free') AS plan,
+        row_number() OVER (PARTITION BY e.delivery ORDER BY c.version DESC NULLS LAST) AS rn
+    FROM (SELECT *, row_number() OVER () AS delivery FROM event_history) AS e
+    LEFT JOIN plan_history AS c
+      ON c.account_id = e.account_id AND c.changed_at <= e.occurred_at
+) AS tagged
+WHERE rn = 1;

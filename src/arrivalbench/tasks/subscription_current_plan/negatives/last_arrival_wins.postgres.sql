@@ -1,0 +1,35 @@
+-- Apply each message once, as it arrives: an event id applied before is skipped, and the
+-- latest save of a subscription in the batch replaces the stored row.
+CREATE TABLE IF NOT EXISTS applied_events (event_id BIGINT PRIMARY KEY);
+
+CREATE TABLE IF NOT EXISTS subscription_current (
+    subscription_id INTEGER PRIMARY KEY,
+    plan            VARCHAR,
+    seats           INTEGER,
+    status          VARCHAR,
+    version         INTEGER,
+    updated_at      TIMESTAMP
+);
+
+MERGE INTO subscription_current AS t
+USING (
+    SELECT subscription_id, plan, seats, status, version, updated_at
+    FROM (
+        SELECT *, row_number() OVER (PARTITION BY subscription_id
+                                     ORDER BY updated_at DESC NULLS LAST) AS rn
+        FROM incoming.subscription_events
+        WHERE event_id NOT IN (SELECT event_id FROM applied_events)
+    ) AS e
+    WHERE rn = 1
+) AS s
+ON t.subscription_id = s.subscription_id
+WHEN MATCHED THEN UPDATE SET
+    plan = s.plan, seats = s.seats, status = s.status, version = s.version,
+    updated_at = s.updated_at
+WHEN NOT MATCHED THEN INSERT
+    (subscription_id, plan, seats, status, version, updated_at)
+    VALUES (s.subscription_id, s.plan, s.seats, s.status, s.version, s.updated_at);
+
+INSERT INTO applied_events
+SELECT DISTINCT event_id FROM incoming.subscription_events
+ON CONFLICT DO NOTHING;
