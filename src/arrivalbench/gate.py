@@ -27,7 +27,9 @@ Checks, as they are named in the gate's output:
 - ``idiom``         `gold_idiom`, when given, names one of `IDIOMS`.
 - ``incremental``   `incremental.sql`, when the task ships one, passes snapshot, both controls and
                     every declared hazard on every gate seed, and on `trickle` stays within the
-                    task's read budget (`arrivalbench.budget`); a breach names the figure.
+                    task's read budget (`arrivalbench.budget`); a breach names the figure. Every
+                    built-in task (a folder of the package's own corpus) must ship one, proving
+                    its budget attainable; a user's own task, anywhere else, may leave it out.
 
 Each artifact (the gold and every negative) is graded once per (schedule, seed) and the verdicts
 are reused by every check that needs them; a negative stops replaying a hazard it declares at the
@@ -58,7 +60,7 @@ from arrivalbench.perturbation import visible
 from arrivalbench.prompts import build
 from arrivalbench.replay import expected, replay
 from arrivalbench.schedules import CONTROLS, Schedule
-from arrivalbench.task import HAZARDS, TaskSpec, load_spec, load_specs
+from arrivalbench.task import BUILTIN_DIR, HAZARDS, TaskSpec, load_spec, load_specs
 from arrivalbench.values import canonical_json, to_json
 
 GATE_SEEDS: tuple[int, ...] = (0, 1, 2)
@@ -283,6 +285,22 @@ def idiom(spec: TaskSpec) -> list[Finding]:
                                       f"{', '.join(IDIOMS)}")]
 
 
+def builtin(spec: TaskSpec) -> bool:
+    """Whether `spec` is a task of the built-in corpus: its folder is one of the package's
+    own, not a copy or a user's folder elsewhere."""
+    return spec.path.resolve().parent == BUILTIN_DIR.resolve()
+
+
+def missing_incremental(spec: TaskSpec) -> list[Finding]:
+    """A built-in task must ship `incremental.sql`: the corpus proves every budget it states
+    attainable. A user's own task may leave it out (its budget is then unproven, not wrong)."""
+    if spec.incremental_sql is not None or not builtin(spec):
+        return []
+    return [Finding(spec.id, "incremental", "no incremental.sql: a built-in task ships a gold "
+                    "that passes every declared hazard within its read budget on trickle "
+                    f"({spec.budget.read_amplification:g})")]
+
+
 def negative_findings(spec: TaskSpec, result: JobResult,
                       seeds: Sequence[int] = GATE_SEEDS) -> list[Finding]:
     negative = next(n for n in spec.negatives if n.name == result.artifact)
@@ -355,7 +373,7 @@ def run(specs: Sequence[TaskSpec], workers: int | None = None,
     findings: list[Finding] = []
     for spec in specs:
         mine = by_task.get(spec.id, [])
-        findings += leakage(spec) + idiom(spec)
+        findings += leakage(spec) + idiom(spec) + missing_incremental(spec)
         for result in mine:
             findings += result.findings
         if any(r.broken_reference for r in mine):
