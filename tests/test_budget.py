@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ from arrivalbench.engine.cost import Cost
 from arrivalbench.errors import TaskError
 from arrivalbench.report.load import CellRow, VerdictRow
 from arrivalbench.report.metrics import CellFacts, arm_metrics, cell_facts, incremental
-from arrivalbench.task import DEFAULT_BUDGETS, Budget, TaskSpec, load_spec
+from arrivalbench.task import BUILTIN_DIR, DEFAULT_BUDGETS, Budget, TaskSpec, load_spec
 from conftest import TINY_NO_DEDUP, write_task
 
 # Each run reads only its batch's keys from the stored history and updates the shops it
@@ -206,3 +208,42 @@ def test_run_with_cost_fills_the_costs_table_and_the_report_metric(
     metric = gold["gold"]["correct_and_incremental"]  # type: ignore[index, call-overload]
     # The tiny gold rebuilds its target from history on every run: correct, not incremental.
     assert metric["value"] == 0.0 and metric["n"] == 1
+
+
+# -- every built-in task ships incremental.sql -----------------------------------------------
+
+
+def test_a_built_in_task_without_incremental_sql_is_a_finding() -> None:
+    spec = load_spec(BUILTIN_DIR / "store_daily_revenue")
+    assert gate.builtin(spec)
+    missing = gate.missing_incremental(replace(spec, incremental_sql=None))
+    assert [(f.check, f.schedule, f.seed) for f in missing] == [("incremental", None, None)]
+    assert missing[0].reason.startswith("no incremental.sql: a built-in task ships a gold")
+    assert missing[0].reason.endswith(f"({spec.budget.read_amplification:g})")
+    assert gate.missing_incremental(replace(spec, incremental_sql="SELECT 1;")) == []
+
+
+def test_a_users_task_may_omit_incremental_sql(tmp_path: Path) -> None:
+    # A copy of a built-in task is the user's own: only the package's folders are the corpus.
+    copy = tmp_path / "store_daily_revenue"
+    shutil.copytree(BUILTIN_DIR / "store_daily_revenue", copy)
+    (copy / "incremental.sql").unlink(missing_ok=True)
+    spec = load_spec(copy)
+    assert spec.incremental_sql is None and not gate.builtin(spec)
+    assert gate.missing_incremental(spec) == []
+
+
+def test_the_gate_reports_a_missing_incremental_sql(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = replace(load_spec(BUILTIN_DIR / "store_daily_revenue"), incremental_sql=None)
+    # No replay: every job comes back empty (no incremental job is even scheduled).
+    jobs: list[str] = []
+
+    def clean(path: str, artifact: str, seeds: tuple[int, ...]) -> gate.JobResult:
+        jobs.append(artifact)
+        return gate.JobResult(spec.id, artifact)
+
+    monkeypatch.setattr(gate, "_timed", clean)
+    report = gate.run([spec], workers=1, seeds=(0,))
+    assert "incremental" not in jobs and spec.id in report.failed_tasks
+    assert [f.reason.split(":")[0] for f in report.findings if f.check == "incremental"] == [
+        "no incremental.sql"]

@@ -27,7 +27,9 @@ Checks, as they are named in the gate's output:
 - ``idiom``         `gold_idiom`, when given, names one of `IDIOMS`.
 - ``incremental``   `incremental.sql`, when the task ships one, passes snapshot, both controls and
                     every declared hazard on every gate seed, and on `trickle` stays within the
-                    task's read budget (`arrivalbench.budget`); a breach names the figure.
+                    task's read budget (`arrivalbench.budget`); a breach names the figure. Every
+                    built-in task (a folder of the package's own corpus) must ship one, proving
+                    its budget attainable; a user's own task, anywhere else, may leave it out.
 
 On another engine (`run(..., engine="postgres")`) the gold and the negatives are the task's
 pipelines for that engine (`gold.postgres.sql`, `negatives/<name>.postgres.sql`), each negative
@@ -62,7 +64,7 @@ from arrivalbench.perturbation import visible
 from arrivalbench.prompts import build
 from arrivalbench.replay import expected, replay
 from arrivalbench.schedules import CONTROLS, Schedule
-from arrivalbench.task import HAZARDS, TaskSpec, load_spec, load_specs, source_of
+from arrivalbench.task import BUILTIN_DIR, HAZARDS, TaskSpec, load_spec, load_specs, source_of
 from arrivalbench.values import canonical_json, to_json
 
 GATE_SEEDS: tuple[int, ...] = (0, 1, 2)
@@ -332,6 +334,22 @@ def idiom(spec: TaskSpec) -> list[Finding]:
                                       f"{', '.join(IDIOMS)}")]
 
 
+def builtin(spec: TaskSpec) -> bool:
+    """Whether `spec` is a task of the built-in corpus: its folder is one of the package's
+    own, not a copy or a user's folder elsewhere."""
+    return spec.path.resolve().parent == BUILTIN_DIR.resolve()
+
+
+def missing_incremental(spec: TaskSpec) -> list[Finding]:
+    """A built-in task must ship `incremental.sql`: the corpus proves every budget it states
+    attainable. A user's own task may leave it out (its budget is then unproven, not wrong)."""
+    if spec.incremental_sql is not None or not builtin(spec):
+        return []
+    return [Finding(spec.id, "incremental", "no incremental.sql: a built-in task ships a gold "
+                    "that passes every declared hazard within its read budget on trickle "
+                    f"({spec.budget.read_amplification:g})")]
+
+
 def negative_findings(spec: TaskSpec, result: JobResult,
                       seeds: Sequence[int] = GATE_SEEDS, engine: EngineName = DEFAULT_ENGINE
                       ) -> list[Finding]:
@@ -417,6 +435,8 @@ def run(specs: Sequence[TaskSpec], workers: int | None = None,
     for spec in specs:
         mine = by_task.get(spec.id, [])
         findings += leakage(spec) + idiom(spec)
+        if engine == DEFAULT_ENGINE:  # read cost is measured on DuckDB alone
+            findings += missing_incremental(spec)
         for result in mine:
             findings += result.findings
         if any(r.broken_reference for r in mine):
