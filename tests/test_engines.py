@@ -21,6 +21,7 @@ from typing import Any
 import duckdb
 import pytest
 import yaml
+from rich.console import Console
 
 from arrivalbench import gate, grid
 from arrivalbench.arms import builtin, template_sql
@@ -95,6 +96,12 @@ def rows(path: Path, sql: str) -> list[tuple[object, ...]]:
 
 
 # -- the task format -----------------------------------------------------------------------
+
+
+def test_tasks_know_the_engines_of_the_seam() -> None:
+    from arrivalbench import engine, task
+
+    assert (task.ENGINES, task.DEFAULT_ENGINE) == (engine.ENGINES, engine.DEFAULT_ENGINE)
 
 
 def test_a_plain_fails_list_holds_on_every_engine(tiny_dir: Path) -> None:
@@ -307,6 +314,11 @@ def test_run_on_both_engines_fills_one_results_file(tmp_path: Path, tiny_dir: Pa
         ("gold", 1, 0), ("negatives", 1, 1)]
     again = grid.run(results, engine="postgres", **options)
     assert (again.graded, again.skipped) == (0, 12)
+    from arrivalbench.summary import summary_table
+
+    console = Console(width=100, record=True)
+    console.print(summary_table(again, 100))
+    assert "run 3, seeds 0..0, on postgres" in " ".join(console.export_text().split())
     assert rows(results, "SELECT engine, arm, provenance->>'file' FROM cells ORDER BY ALL") == [
         ("duckdb", "gold", str(folder / "gold.sql")),
         ("duckdb", "negatives", str(folder / "negatives" / "no_dedup.sql")),

@@ -316,11 +316,12 @@ def _withheld_changes_target(spec: TaskSpec, sched: Schedule,
 # -- checks made in the parent -------------------------------------------------------------------
 
 
-def leakage(spec: TaskSpec) -> list[Finding]:
+def leakage(spec: TaskSpec, engine: EngineName = DEFAULT_ENGINE) -> list[Finding]:
+    """The prompts scanned are those a model writing for `engine` gets."""
     findings = []
     for what, text in (("title", spec.title), ("ticket", spec.ticket),
-                       ("unhinted prompt", build(spec, "unhinted")),
-                       ("budget prompt", build(spec, "budget"))):
+                       ("unhinted prompt", build(spec, "unhinted", engine=engine)),
+                       ("budget prompt", build(spec, "budget", engine=engine))):
         for leak in scan(text):
             findings.append(Finding(spec.id, "leakage", f"the {what} names a hazard: "
                                     f"{leak.describe()}"))
@@ -434,7 +435,7 @@ def run(specs: Sequence[TaskSpec], workers: int | None = None,
     findings: list[Finding] = []
     for spec in specs:
         mine = by_task.get(spec.id, [])
-        findings += leakage(spec) + idiom(spec)
+        findings += leakage(spec, engine) + idiom(spec)
         if engine == DEFAULT_ENGINE:  # read cost is measured on DuckDB alone
             findings += missing_incremental(spec)
         for result in mine:

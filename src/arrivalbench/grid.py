@@ -83,6 +83,7 @@ class Summary:
     deaths: int  # replays whose worker died (ERROR verdicts)
     seconds: float
     warnings: list[str] = field(default_factory=list)
+    engine: EngineName = DEFAULT_ENGINE
 
 
 @dataclass(frozen=True)
@@ -327,7 +328,7 @@ def _grade(store: Store, planned: Sequence[_Planned], arms: Sequence[str], tasks
     return Summary(store.path, run_id, pool.name, pool.workers, seeds,
                    _summarise(store, planned, arms, seeds, engine), len(units), graded, skipped,
                    deaths,
-                   time.perf_counter() - start, warnings)
+                   time.perf_counter() - start, warnings, engine)
 
 
 @dataclass

@@ -8,6 +8,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from arrivalbench.engine import DEFAULT_ENGINE
 from arrivalbench.grid import Summary
 from arrivalbench.verdict import STATUSES as VERDICTS
 from arrivalbench.words import count
@@ -33,7 +34,8 @@ def summary_table(summary: Summary, width: int = 80) -> Group:
     """One row per arm: cells, snapshot pass rate, and among snapshot-passing cells those with a
     hazard FAIL or ERROR (the silent and loud failures a single-execution test misses). Fits
     in `width` columns."""
-    heading = Text(f"{summary.results}: run {summary.run_id}, seeds 0..{summary.seeds - 1}")
+    on = "" if summary.engine == DEFAULT_ENGINE else f", on {summary.engine}"
+    heading = Text(f"{summary.results}: run {summary.run_id}, seeds 0..{summary.seeds - 1}{on}")
     table = Table(box=None, pad_edge=False, header_style="bold")
     table.add_column("arm", min_width=9, ratio=1, overflow="fold")
     for header in ("cells", "snapshot\nPASS", "hazard\nFAIL|ERROR", "silent", "loud", "ctrl",
