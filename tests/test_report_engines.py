@@ -43,11 +43,14 @@ from arrivalbench.cli import out as console
 from arrivalbench.report.engines import (
     Matched,
     arm_comparison,
+    by_engine,
     graded_engines,
     main_engines,
+    matched_cells,
+    on_main_engines,
     schedule_order,
 )
-from arrivalbench.report.load import CellRow, VerdictRow
+from arrivalbench.report.load import CellRow, Results, VerdictRow
 from arrivalbench.task import HAZARDS
 from arrivalbench.values import canonical_json, digest
 from test_report_golden import (
@@ -119,16 +122,16 @@ IGNORED = engine_row("t2", "g2", "snapshot", 0, "F", "postgres", harness=OLD_HAR
 
 
 def build(path: Path, in_record: bool = True) -> Path:
+    """The file as the store writes it: each verdict's engine in a column of its own too
+    (with `in_record=False`, there alone)."""
     write_results(path, CELLS, [*rows(in_record), IGNORED],
                   [(a, None) for a in PLANS])
-    if not in_record:  # the engine in a column of its own, the records without one
-        con = duckdb.connect(str(path))
-        con.execute("ALTER TABLE verdicts ADD COLUMN engine VARCHAR")
-        for art, (_, plans) in PLANS.items():
-            for engine in plans:
-                con.execute("UPDATE verdicts SET engine = ? WHERE artifact = ? AND "
-                            "engine_version = ?", [engine, art, VERSION[engine]])
-        con.close()
+    con = duckdb.connect(str(path))
+    for art, (_, plans) in PLANS.items():
+        for engine in plans:
+            con.execute("UPDATE verdicts SET engine = ? WHERE artifact = ? AND "
+                        "engine_version = ?", [engine, art, VERSION[engine]])
+    con.close()
     return path
 
 
@@ -337,6 +340,10 @@ def test_postgres_verdicts_leave_the_duckdb_numbers_alone(tmp_path: Path) -> Non
              if r[3].startswith("a")]
     results = write_results(tmp_path / "r.duckdb", GCELLS, USED + IGNORED + extra, IDIOMS,
                             TURNS)
+    con = duckdb.connect(str(results))  # as the store writes it: the engine in a column too
+    con.execute("UPDATE verdicts SET engine = json_extract_string(record, '$.engine') "
+                "WHERE json_extract_string(record, '$.engine') IS NOT NULL")
+    con.close()
     doc: Any = report.write(results, tmp_path / "out").doc
     for arm in ("alpha", "m:unhinted", "negatives"):
         assert doc["arms"][arm] == expected_arm(arm), arm
@@ -429,3 +436,24 @@ def test_newest_verdict_is_chosen_within_each_engine() -> None:
             VerdictRow("d", "a", "duplicates", 0, "ERROR", "18.5", "0.10.0", engine="postgres")]
     assert [(v.engine, v.verdict) for v in newest_verdicts(rows)] == [("duckdb", "PASS"),
                                                                       ("postgres", "FAIL")]
+
+
+def test_a_cell_with_a_pipeline_per_engine_is_compared_across_its_two_artifacts() -> None:
+    """A built-in arm records one cell per engine, each with that engine's own pipeline (gold.sql
+    and gold.postgres.sql): the comparison pairs them by task and replicate, and the main
+    tables read the arm's DuckDB cell alone."""
+    cells = [CellRow("gold", "t1", "sha256:t1", 0, "gd", engine="duckdb"),
+             CellRow("gold", "t1", "sha256:t1", 0, "gp", engine="postgres")]
+    verdicts = [VerdictRow("sha256:t1", "gd", "snapshot", 0, "PASS", engine="duckdb"),
+                VerdictRow("sha256:t1", "gd", "duplicates", 0, "PASS", engine="duckdb"),
+                VerdictRow("sha256:t1", "gp", "snapshot", 0, "PASS", engine="postgres"),
+                VerdictRow("sha256:t1", "gp", "duplicates", 0, "FAIL", engine="postgres")]
+    on = by_engine(verdicts)
+    found, one_engine = matched_cells(cells, on)
+    assert one_engine == 0
+    assert found == [Matched("t1", 0, {("snapshot", 0): ("PASS", "PASS"),
+                                       ("duplicates", 0): ("PASS", "FAIL")})]
+    engines = main_engines(graded_engines(cells, verdicts))
+    assert engines == {"gold": "duckdb"}
+    results = Results(("gold",), tuple(cells), tuple(verdicts), {}, ())
+    assert [c.artifact for c in on_main_engines(results, engines).cells] == ["gd"]

@@ -12,7 +12,12 @@ from arrivalbench.engine import DEFAULT_ENGINE
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.report.bootstrap import RESAMPLES
 from arrivalbench.report.compare import compare
-from arrivalbench.report.engines import compare_engines, graded_engines, main_engines
+from arrivalbench.report.engines import (
+    compare_engines,
+    graded_engines,
+    main_engines,
+    on_main_engines,
+)
 from arrivalbench.report.load import Results
 from arrivalbench.report.metrics import cell_facts, study
 from arrivalbench.report.per_task import cell_rows, is_small
@@ -46,6 +51,7 @@ def build(results: Results, seed: int, pair: Sequence[str] = (),
                                 "script; grade an arm first (arrivalbench run)")
     graded = graded_engines(results.cells, results.verdicts)
     engines = main_engines(graded)
+    everything, results = results, on_main_engines(results, engines)
     doc = study(dataclasses.replace(results, arms=kept), seed, resamples, engines)
     facts = cell_facts(results.cells, results.verdicts, results.idioms, results.turns, engines)
     arms = doc["arms"]
@@ -61,7 +67,7 @@ def build(results: Results, seed: int, pair: Sequence[str] = (),
     # a DuckDB-only study gets neither key, so its report keeps its bytes
     if any(e != DEFAULT_ENGINE for arm in kept for e in graded.get(arm, ())):
         out["engines"] = {arm: engines.get(arm, DEFAULT_ENGINE) for arm in kept}
-        both = compare_engines(results.cells, results.verdicts, kept, seed, resamples)
+        both = compare_engines(everything.cells, everything.verdicts, kept, seed, resamples)
         if both is not None:
             out["engine_comparison"] = both
     out["seed"] = doc["seed"]

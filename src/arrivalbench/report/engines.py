@@ -16,6 +16,7 @@ each task only where both engines define it, and the difference has a paired int
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ import numpy as np
 from arrivalbench.engine import DEFAULT_ENGINE, ENGINES
 from arrivalbench.report.bootstrap import RESAMPLES, resample_indices
 from arrivalbench.report.compare import shift
-from arrivalbench.report.load import CellRow, VerdictRow
+from arrivalbench.report.load import CellRow, Results, VerdictRow
 from arrivalbench.report.metrics import (
     CONTROLS,
     REPORTED,
@@ -109,18 +110,33 @@ def by_engine(verdicts: Iterable[VerdictRow]) -> ByEngine:
     return on
 
 
+def on_main_engines(results: Results, engines: Mapping[str, str]) -> Results:
+    """`results` with each arm's cells on its main engine only; an arm with no cell recorded on
+    that engine (one same script graded on both) keeps its cells."""
+    recorded = {(c.arm, c.engine) for c in results.cells}
+    return dataclasses.replace(results, cells=tuple(
+        c for c in results.cells if c.engine == engines.get(c.arm, DEFAULT_ENGINE)
+        or (c.arm, engines.get(c.arm, DEFAULT_ENGINE)) not in recorded))
+
+
 def matched_cells(cells: Iterable[CellRow], on: ByEngine) -> tuple[list[Matched], int]:
     """The cells with at least one replay graded on both engines, by task and replicate, and
-    the number of cells graded on one engine only."""
+    the number of cells graded on one engine only. A cell is one (task, replicate) of an arm:
+    on each engine its artifact is that engine's cell's (the built-in arms have a pipeline per
+    engine), or the one artifact the arm holds when it was graded as it is on both."""
+    by_cell: dict[tuple[str, int], dict[str, CellRow]] = defaultdict(dict)
+    for c in cells:
+        if c.artifact is not None:
+            by_cell[(c.task, c.replicate)][c.engine] = c
     matched, one_engine = [], 0
-    for c in sorted(cells, key=lambda c: (c.task, c.replicate)):
-        if c.artifact is None:
-            continue
-        a = on[DEFAULT_ENGINE].get((c.task_digest, c.artifact), {})
-        b = on[SECOND].get((c.task_digest, c.artifact), {})
+    for (task, replicate), mine in sorted(by_cell.items()):
+        first = mine.get(DEFAULT_ENGINE) or mine[SECOND]
+        second = mine.get(SECOND, first)
+        a = on[DEFAULT_ENGINE].get((first.task_digest, first.artifact or ""), {})
+        b = on[SECOND].get((second.task_digest, second.artifact or ""), {})
         common = sorted(a.keys() & b.keys(), key=schedule_order)
         if common:
-            matched.append(Matched(c.task, c.replicate, {k: (a[k], b[k]) for k in common}))
+            matched.append(Matched(task, replicate, {k: (a[k], b[k]) for k in common}))
         elif a or b:
             one_engine += 1
     return matched, one_engine

@@ -52,6 +52,7 @@ class CellRow:
     replicate: int
     artifact: str | None
     reason: str | None = None
+    engine: str = DEFAULT_ENGINE  # where its artifact is graded (a gold differs per engine)
 
 
 @dataclass(frozen=True)
@@ -143,8 +144,8 @@ def _read(store: Store, path: Path, wanted: list[str], compare: list[str]) -> Re
         raise ArrivalBenchError(f"--compare {compare[0]} {compare[1]}: the same arm twice; "
                                 "give two different arms")
     arms = tuple(sorted(dict.fromkeys([*wanted, *compare]))) if wanted else tuple(known)
-    cells = tuple(CellRow(c.arm, c.task, c.task_digest, c.replicate, c.artifact, c.reason)
-                  for c in store.cells(list(arms)))
+    cells = tuple(CellRow(c.arm, c.task, c.task_digest, c.replicate, c.artifact, c.reason,
+                          c.engine) for c in store.cells(list(arms)))
     verdicts = tuple(VerdictRow(*r) for r in con.execute(
         "SELECT task_digest, artifact, schedule, seed, verdict, engine_version, harness_version, "
         f"record, {_WITHIN_BUDGET if 'costs' in present else 'NULL'}, {_engine(con)} "
