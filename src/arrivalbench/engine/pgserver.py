@@ -191,8 +191,11 @@ class Server:
         done = subprocess.run(["cp", "-a", str(template), str(self.data)],
                               stdin=subprocess.DEVNULL, capture_output=True, check=False)
         if done.returncode != 0:
+            # The template went away under the copy (removed by hand, or by an older harness
+            # that did not know it): initialize this one directly.
             self.log.write_bytes(done.stderr)
-            raise self._failed("copying the initialized cluster failed")
+            shutil.rmtree(self.data, ignore_errors=True)
+            self._initdb_into(self.data, user)
 
     def _initdb_into(self, data: Path, user: tuple[int, int] | None) -> None:
         with self.log.open("ab") as log:
