@@ -294,7 +294,7 @@ def _start_elsewhere() -> tuple[subprocess.Popen[str], Path, int]:
     return child, Path(home), int(pid)
 
 
-def _gone(home: Path, pid: int, wait: float = 10.0) -> bool:
+def _gone(home: Path, pid: int, wait: float = 30.0) -> bool:
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         if not home.exists() and not _alive(pid):
