@@ -294,7 +294,7 @@ def _start_elsewhere() -> tuple[subprocess.Popen[str], Path, int]:
     return child, Path(home), int(pid)
 
 
-def _gone(home: Path, pid: int, wait: float = 10.0) -> bool:
+def _gone(home: Path, pid: int, wait: float = 30.0) -> bool:
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         if not home.exists() and not _alive(pid):
@@ -402,3 +402,15 @@ def test_the_missing_extra_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
         backend("postgres")
     assert str(missing.value) == ("the postgres engine needs the optional extra 'postgres' "
                                   "(psycopg is missing); pip install 'arrivalbench[postgres]'")
+
+
+@pytest.mark.parametrize("name", ["duckdb", "postgres"])
+def test_each_engine_splits_without_a_replay(name: str) -> None:
+    from arrivalbench.engine import backend
+
+    statements = backend(name).split("SELECT 1; SELECT 'a;b'")
+    assert [s.query.strip().rstrip(";") for s in statements.parsed] == ["SELECT 1",
+                                                                     "SELECT 'a;b'"]
+    with pytest.raises(Failure) as refused:
+        backend(name).split("COPY (SELECT 1) TO 'x.csv'")
+    assert (refused.value.phase, refused.value.statement) == ("sandbox", 0)

@@ -34,7 +34,8 @@ def check_engine(name: str) -> EngineName:
 
 def backend(name: EngineName) -> ModuleType:
     """The module of engine `name`: `NAME`, `version()` (a function: PostgreSQL's asks its
-    binaries) and `database(limits)`, a context manager giving one replay's `Database`.
+    binaries), `database(limits)`, a context manager giving one replay's `Database`, and
+    `split(script)`, the script's statements (each with its `query` text) without a replay.
     Imported on first use, so that an engine's extra is needed only by who uses it."""
     return importlib.import_module(f"arrivalbench.engine.{check_engine(name)}")
 

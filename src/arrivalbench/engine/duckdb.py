@@ -362,6 +362,13 @@ class Database:
         return Table(columns, rows)
 
 
+def split(script: str) -> Statements:
+    """`Database.split` without a replay: the statements of `script` (each with its `query`
+    text), or the `Failure` a replay would stop with before running anything."""
+    with database(Limits()) as db:
+        return db.split(script)
+
+
 @contextmanager
 def database(limits: Limits) -> Iterator[Database]:
     db = Database(limits)

@@ -230,30 +230,33 @@ class _Watchdog:
 
     def _loop(self) -> None:
         busy = 0.0
-        cancelled_at: float | None = None
+        # The statement cancelled last and when: the grace period, and the termination after
+        # it, belong to that statement only, never to one armed since on the same connection.
+        cancelled: tuple[object, float] | None = None
         while True:
             time.sleep(self.TICK)
             armed = self._armed
+            if armed is None or (cancelled is not None and cancelled[0] is not armed):
+                cancelled = None
             if armed is None:
-                cancelled_at = None
                 continue
             con, deadline, pid, disk, server = armed
             now = time.monotonic()
             busy += self.TICK
             try:
-                if cancelled_at is not None:
-                    if now > cancelled_at + self.GRACE and self._armed is armed:
+                if cancelled is not None:
+                    if now > cancelled[1] + self.GRACE and self._armed is armed:
                         self._terminate(server, pid)
-                        cancelled_at = None
+                        cancelled = None
                 elif now > deadline:
                     self.fired = True
-                    cancelled_at = now
+                    cancelled = (armed, now)
                     con.cancel_safe(timeout=self.GRACE)
                 elif busy >= self.SIZE_EVERY:
                     busy = 0.0
                     if self._size(server) > disk and self._armed is armed:
                         self.grew = True
-                        cancelled_at = now
+                        cancelled = (armed, now)
                         con.cancel_safe(timeout=self.GRACE)
             except psycopg.Error:
                 self._drop_admin()
