@@ -39,10 +39,12 @@ CREATE OR REPLACE TEMP TABLE touched AS
 SELECT h.* FROM order_event_history AS h
 WHERE h.order_id IN (SELECT order_id FROM fresh UNION ALL SELECT -1);
 
+-- Materialized, so that an empty set is known when the DELETE is planned.
+CREATE OR REPLACE TEMP TABLE stored AS
+SELECT DISTINCT order_id FROM touched WHERE event_id NOT IN (SELECT event_id FROM fresh);
+
 DELETE FROM orders_current
-WHERE order_id IN (SELECT order_id FROM touched
-                   WHERE event_id NOT IN (SELECT event_id FROM fresh)
-                   UNION ALL SELECT -1);
+WHERE order_id IN (SELECT order_id FROM stored UNION ALL SELECT -1);
 
 INSERT INTO orders_current
 SELECT
@@ -55,6 +57,7 @@ SELECT
 FROM touched
 GROUP BY order_id;
 
+DROP TABLE stored;
 DROP TABLE touched;
 DROP TABLE fresh;
 DROP TABLE known;
