@@ -8,7 +8,7 @@ $(BIN)/arrivalbench: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[all,dev]'
 	touch $@
 
-.PHONY: run test lint gate
+.PHONY: run test lint gate gate-postgres
 run: $(BIN)/arrivalbench  ## grade the built-in corpus with the built-in arms
 	$(BIN)/arrivalbench run
 
@@ -23,3 +23,7 @@ test: lint  ## lint, type-check and run the test suite, with branch coverage
 # own (CI runs it) rather than a test that would dominate `make test`.
 gate: $(BIN)/arrivalbench  ## every built-in task passes the admissibility gate
 	$(BIN)/arrivalbench gate
+
+# The same gate with every task's PostgreSQL pipelines, on a real server the harness starts.
+gate-postgres: $(BIN)/arrivalbench  ## every built-in task passes the gate on PostgreSQL too
+	$(BIN)/arrivalbench gate --engine postgres

