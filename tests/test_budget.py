@@ -233,17 +233,20 @@ def test_a_users_task_may_omit_incremental_sql(tmp_path: Path) -> None:
     assert gate.missing_incremental(spec) == []
 
 
-def test_the_gate_reports_a_missing_incremental_sql(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_gate_reports_a_missing_incremental_sql() -> None:
     spec = replace(load_spec(BUILTIN_DIR / "store_daily_revenue"), incremental_sql=None)
-    # No replay: every job comes back empty (no incremental job is even scheduled).
+    # No replay: an executor that hands every job back empty (no incremental job is even
+    # scheduled).
     jobs: list[str] = []
 
-    def clean(path: str, artifact: str, seeds: tuple[int, ...]) -> gate.JobResult:
-        jobs.append(artifact)
-        return gate.JobResult(spec.id, artifact)
+    class Clean:
+        name, workers = "clean", 1
 
-    monkeypatch.setattr(gate, "_timed", clean)
-    report = gate.run([spec], workers=1, seeds=(0,))
+        def run(self, units: list[gate.Job], on_results: Any) -> None:
+            jobs.extend(job.artifact for job in units)
+            on_results([(job, gate.JobResult(job.task_id, job.artifact)) for job in units])
+
+    report = gate.run([spec], seeds=(0,), executor=Clean())
     assert "incremental" not in jobs and spec.id in report.failed_tasks
     assert [f.reason.split(":")[0] for f in report.findings if f.check == "incremental"] == [
         "no incremental.sql"]

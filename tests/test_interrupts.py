@@ -54,3 +54,21 @@ def test_ctrl_c_inside_a_statement_is_the_users_interrupt() -> None:
         with pytest.raises(KeyboardInterrupt):
             db.query("SELECT count(*) FROM range(100000000000) t(i) WHERE i % 7 = 3", "run", con)
         timer.join()
+
+
+def test_an_interrupted_command_leaves_its_callers_ctrl_c_alone(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`main` called in a process of someone else's (a test, a notebook) exits 130 on Ctrl-C
+    without ignoring SIGINT from then on: an ignored signal would outlive the call and be
+    inherited by every program the caller starts."""
+    from arrivalbench import cli
+
+    def pressed(*_args: object, **_kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "load_spec", pressed)
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["grade", "gold.sql", "--task", "store_daily_revenue"])
+    assert stopped.value.code == 130
+    assert capsys.readouterr().err.strip() == "arrivalbench: interrupted"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -559,9 +559,12 @@ def fail(message: str) -> NoReturn:
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
 
 
-def _interrupted() -> NoReturn:
-    # A second Ctrl-C while the interpreter shuts down would turn exit 130 into 1.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _interrupted(owns_process: bool) -> NoReturn:
+    if owns_process:
+        # A second Ctrl-C while the interpreter shuts down would turn exit 130 into 1. Only
+        # when this process is the command: an ignored SIGINT outlives `main` in a caller and
+        # is inherited by every program it starts.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     click.echo("arrivalbench: interrupted", err=True)
     sys.exit(INTERRUPTED)
 
@@ -580,7 +583,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         command = exc.ctx.command_path if exc.ctx else "arrivalbench"
         fail(f"{exc.format_message()} (see '{command} --help')")
     except (click.Abort, KeyboardInterrupt):
-        _interrupted()
+        _interrupted(argv is None)
     except click.ClickException as exc:
         fail(exc.format_message())
     except ArrivalBenchError as exc:
@@ -589,7 +592,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(1)
     except Exception:
         if interrupts.pressed():  # an engine error that Ctrl-C caused is not a bug
-            _interrupted()
+            _interrupted(argv is None)
         traceback.print_exc()
         click.echo("arrivalbench: internal error: this is a bug in arrivalbench, not a problem "
                    f"with your input; please report it to {REPORT_BUGS}", err=True)
