@@ -28,7 +28,7 @@ from arrivalbench.arms import builtin, template_sql
 from arrivalbench.engine import ENGINES, backend
 from arrivalbench.engine import duckdb as duckdb_engine
 from arrivalbench.errors import ArrivalBenchError, TaskError
-from arrivalbench.executors import Result, Unit, compute, unit_key
+from arrivalbench.executors import Unit, compute, unit_key
 from arrivalbench.leakage import scan
 from arrivalbench.prompts import VARIANTS, build
 from arrivalbench.store import Cell, Graded, Store, current_versions, engine_of, key_of, version_tag
@@ -77,14 +77,18 @@ def edit_yaml(folder: Path, change: Callable[[dict[str, Any]], object]) -> None:
 
 
 class Serial:
-    """An executor in this process, so that the stand-in engine reaches the replays."""
+    """An executor in this process, so that the stand-in engine reaches the replays (`work`:
+    what a unit is given to, as on a real executor)."""
 
     name = "serial"
     workers = 1
 
-    def run(self, units: Sequence[Unit], on_results: Callable[[list[tuple[Unit, Result]]],
-                                                              None]) -> None:
-        on_results([(unit, compute(unit)) for unit in units])
+    def __init__(self, work: Callable[[Any], Any] = compute) -> None:
+        self.work = work
+
+    def run(self, units: Sequence[Any], on_results: Callable[[list[tuple[Any, Any]]], None]
+            ) -> None:
+        on_results([(unit, self.work(unit)) for unit in units])
 
 
 def rows(path: Path, sql: str) -> list[tuple[object, ...]]:
@@ -388,9 +392,9 @@ def test_the_gate_holds_negatives_to_the_engines_declaration(tiny_dir: Path,
     spec = load_spec(with_postgres(tiny_dir, {"duckdb": ["duplicates", "crash_retry"],
                                               "postgres": ["duplicates"]}))
     vacuous = ("coverage", "late_arrival")  # the tiny task has no negative for it
-    duck = gate.run([spec], workers=1, seeds=(0,))
+    duck = gate.run([spec], seeds=(0,), executor=Serial(gate.work))
     assert {(f.check, f.schedule) for f in duck.findings} == {vacuous}
-    report = gate.run([spec], workers=1, seeds=(0,), engine="postgres")
+    report = gate.run([spec], seeds=(0,), engine="postgres", executor=Serial(gate.work))
     assert {(f.check, f.schedule) for f in report.findings} == {
         vacuous, ("negative no_dedup", "crash_retry")}
     assert report.summary().startswith("gate on postgres: 1 task, seeds 0,")
