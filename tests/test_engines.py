@@ -102,12 +102,6 @@ def rows(path: Path, sql: str) -> list[tuple[object, ...]]:
 # -- the task format -----------------------------------------------------------------------
 
 
-def test_tasks_know_the_engines_of_the_seam() -> None:
-    from arrivalbench import engine, task
-
-    assert (task.ENGINES, task.DEFAULT_ENGINE) == (engine.ENGINES, engine.DEFAULT_ENGINE)
-
-
 def test_a_plain_fails_list_holds_on_every_engine(tiny_dir: Path) -> None:
     negative = load_spec(tiny_dir).negatives[0]
     assert [negative.fails_on(e) for e in ENGINES] == [("duplicates", "crash_retry")] * 2

@@ -15,6 +15,7 @@ from typing import Any, Literal, cast, get_args, overload
 import duckdb
 import yaml
 
+from arrivalbench.engine import DEFAULT_ENGINE, ENGINES, EngineName
 from arrivalbench.errors import TaskError
 from arrivalbench.textfile import read_text
 from arrivalbench.values import digest
@@ -28,12 +29,6 @@ HAZARDS: tuple[Hazard, ...] = get_args(Hazard)
 MODES: tuple[Mode, ...] = get_args(Mode)
 DIFFICULTIES: tuple[Difficulty, ...] = get_args(Difficulty)
 
-# The engines a task may hold pipelines for: the engine seam's names (`arrivalbench.engine`,
-# which imports this module's dependents, so they are spelt here too; a test keeps the two
-# equal). DuckDB's are every task's own files; another engine's sit beside them.
-EngineName = Literal["duckdb", "postgres"]
-ENGINES: tuple[EngineName, ...] = get_args(EngineName)
-DEFAULT_ENGINE: EngineName = "duckdb"
 
 BUILTIN_DIR = Path(__file__).parent / "tasks"
 LOG_SUFFIXES = (".jsonl", ".csv", ".parquet")
