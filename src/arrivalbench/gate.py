@@ -53,7 +53,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from arrivalbench import executors, words
-from arrivalbench.engine import DEFAULT_ENGINE, EngineName, Failure, Limits, backend
+from arrivalbench.engine import DEFAULT_ENGINE, EngineName, Failure, backend
 from arrivalbench.errors import TaskError
 from arrivalbench.executors import Executor, HarnessError, peak_rss, unit_spec
 from arrivalbench.grading import Point, grade
@@ -291,11 +291,10 @@ def work(job: Job) -> JobResult:
 
 
 def _statement_count(script: str, engine: EngineName = DEFAULT_ENGINE) -> int:
-    with backend(engine).database(Limits()) as db:
-        try:
-            return len(db.split(script))
-        except Failure:
-            return 0
+    try:
+        return len(backend(engine).split(script))
+    except Failure:
+        return 0
 
 
 def _withheld_changes_target(spec: TaskSpec, sched: Schedule,
