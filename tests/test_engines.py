@@ -45,12 +45,13 @@ PG_NO_DEDUP = "-- the postgres negative\n" + TINY_NO_DEDUP
 
 
 def fake_postgres(monkeypatch: pytest.MonkeyPatch, version: Callable[[], str]) -> None:
-    """`backend("postgres")` gives a module with DuckDB's database behind PostgreSQL's name,
-    in this process, whether or not the `postgres` extra is installed."""
+    """`backend("postgres")` gives a module with DuckDB's database and splitter behind
+    PostgreSQL's name, in this process, whether or not the `postgres` extra is installed."""
     module = types.ModuleType("arrivalbench.engine.postgres")
     module.NAME = "postgres"  # type: ignore[attr-defined]
     module.version = version  # type: ignore[attr-defined]
     module.database = duckdb_engine.database  # type: ignore[attr-defined]
+    module.split = duckdb_engine.split  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "arrivalbench.engine.postgres", module)
     assert backend("postgres") is module
 
