@@ -21,9 +21,9 @@ import statistics
 import time
 from collections import defaultdict
 
-from arrivalbench import arms as armlib
-from arrivalbench.grading import Point, grade, grade_all, plan
-from arrivalbench.task import MODES, TaskSpec, builtin_ids, load_spec
+from arrivalbench.core.grading import Point, grade, grade_all, plan
+from arrivalbench.core.task import MODES, TaskSpec, builtin_ids, load_spec
+from arrivalbench.study import arms as armlib
 
 ARMS = ("gold", "template", "negatives")
 

@@ -20,12 +20,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from arrivalbench.artifacts import Artifact, Run, load
-from arrivalbench.artifacts.script import Script
-from arrivalbench.engine.duckdb import Database
-from arrivalbench.grading import DEFAULT_SEEDS, grade_all, plan, schedule
-from arrivalbench.replay import expected, replay
-from arrivalbench.task import load_spec
+from arrivalbench.core.artifacts import Artifact, Run, load
+from arrivalbench.core.artifacts.script import Script
+from arrivalbench.core.engine.duckdb import Database
+from arrivalbench.core.grading import DEFAULT_SEEDS, grade_all, plan, schedule
+from arrivalbench.core.replay import expected, replay
+from arrivalbench.core.task import load_spec
 
 TASK = "ad_clicks_clean"
 PROJECT = Path(__file__).resolve().parent.parent / "examples" / "dbt" / "passing"

@@ -19,11 +19,11 @@ import random
 import statistics
 import time
 
-from arrivalbench import checkpoints
+from arrivalbench.core import checkpoints
+from arrivalbench.core.grading import DEFAULT_SEEDS, grade_all, judge, plan, schedule
+from arrivalbench.core.replay import expected
+from arrivalbench.core.task import builtin_ids, load_spec
 from arrivalbench.explain import DEFAULT_BUDGET, explain
-from arrivalbench.grading import DEFAULT_SEEDS, grade_all, judge, plan, schedule
-from arrivalbench.replay import expected
-from arrivalbench.task import builtin_ids, load_spec
 
 
 def first_failure(spec, sql: str, hazards) -> tuple[str, int] | None:  # type: ignore[no-untyped-def]

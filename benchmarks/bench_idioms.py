@@ -11,8 +11,8 @@ import argparse
 import statistics
 import time
 
-from arrivalbench import idioms
-from arrivalbench.task import TaskSpec, builtin_ids, load_spec
+from arrivalbench.core.task import TaskSpec, builtin_ids, load_spec
+from arrivalbench.sql import idioms
 
 
 def scripts() -> list[tuple[str, TaskSpec]]:

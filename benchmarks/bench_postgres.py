@@ -23,10 +23,10 @@ import time
 
 import psutil
 
-from arrivalbench.engine import EngineName, Limits, pgserver, postgres
-from arrivalbench.grading import grade_all, plan
-from arrivalbench.replay import expected
-from arrivalbench.task import TaskSpec, load_spec
+from arrivalbench.core.engine import EngineName, Limits, pgserver, postgres
+from arrivalbench.core.grading import grade_all, plan
+from arrivalbench.core.replay import expected
+from arrivalbench.core.task import TaskSpec, load_spec
 
 _PAGE_PATH = ("COALESCE(NULLIF(rtrim(lower(substring(e.url FROM "
               "'^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*([^?#]*)')), '/'), ''), '/')")
@@ -71,7 +71,7 @@ FROM customer_state WHERE op = 'upsert';
 STARTER = """
 import time
 start = time.perf_counter()
-from arrivalbench.engine import pgserver
+from arrivalbench.core.engine import pgserver
 pgserver.server()
 print(time.perf_counter() - start)
 """

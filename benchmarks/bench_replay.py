@@ -23,10 +23,10 @@ import subprocess
 import sys
 import time
 
-from arrivalbench.grading import DEFAULT_SEEDS, grade_all, plan, schedule
-from arrivalbench.log import load_log
-from arrivalbench.replay import expected, replay
-from arrivalbench.task import TaskSpec, load_spec
+from arrivalbench.core.grading import DEFAULT_SEEDS, grade_all, plan, schedule
+from arrivalbench.core.log import load_log
+from arrivalbench.core.replay import expected, replay
+from arrivalbench.core.task import TaskSpec, load_spec
 
 TASKS = ["store_daily_revenue", "customer_current_address", "web_page_views"]
 CLI = "from arrivalbench.cli import main; main()"

@@ -32,12 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from arrivalbench import __version__
-from arrivalbench.engine import duckdb as duckdb_engine
-from arrivalbench.executors import Executor, LocalExecutor, RayExecutor, Result, Unit, compute
-from arrivalbench.grading import plan
-from arrivalbench.task import BUILTIN_DIR, builtin_ids, load_spec
-from arrivalbench.task import source_of as task_source
-from arrivalbench.values import digest
+from arrivalbench.core.engine import duckdb as duckdb_engine
+from arrivalbench.core.grading import plan
+from arrivalbench.core.task import BUILTIN_DIR, builtin_ids, load_spec
+from arrivalbench.core.task import source_of as task_source
+from arrivalbench.core.values import digest
+from arrivalbench.study.executors import Executor, LocalExecutor, RayExecutor, Result, Unit, compute
 
 STUDY = 28_350  # verdicts stored by the study this project follows
 

@@ -31,10 +31,10 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from arrivalbench.grading import judge
-from arrivalbench.log import load_log
-from arrivalbench.schedules import Params, make
-from arrivalbench.task import TaskSpec, load_spec
+from arrivalbench.core.grading import judge
+from arrivalbench.core.log import load_log
+from arrivalbench.core.schedules import Params, make
+from arrivalbench.core.task import TaskSpec, load_spec
 
 DEFAULT_TASKS = ("payment_captures", "order_status_current", "store_daily_revenue")
 TRICKLE_RUNS = Params().trickle_batches

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
-from arrivalbench.engine import Limits
-from arrivalbench.grading import Point, grade
-from arrivalbench.task import TaskSpec, load_spec
-from arrivalbench.verdict import Verdict
+from arrivalbench.core.engine import Limits
+from arrivalbench.core.grading import Point, grade
+from arrivalbench.core.task import TaskSpec, load_spec
+from arrivalbench.core.verdict import Verdict
 
 # A small aggregate task: revenue per shop. Twelve orders over three days, two of them staff
 # meals without an amount, two with identical payloads under different ids.

@@ -12,13 +12,13 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalSample
 from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage
 
-from arrivalbench import leakage
 from arrivalbench.agent import feedback
 from arrivalbench.agent.extract import extract, statements
 from arrivalbench.agent.inspect_task import arrivalbench
 from arrivalbench.agent.samples import FINAL, REASON, TURNS
-from arrivalbench.grading import Point, artifact_digest, grade
-from arrivalbench.task import load_spec
+from arrivalbench.core.grading import Point, artifact_digest, grade
+from arrivalbench.core.task import load_spec
+from arrivalbench.corpus import leakage
 from conftest import TINY_GOLD, TINY_NO_DEDUP, TINY_YAML, write_task
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect_ai.*")

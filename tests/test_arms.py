@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from arrivalbench import arms
+from arrivalbench.core.grading import Point, grade, plan
+from arrivalbench.core.task import TaskSpec, builtin_ids, load_spec
 from arrivalbench.errors import ArrivalBenchError, TaskError
-from arrivalbench.grading import Point, grade, plan
-from arrivalbench.task import TaskSpec, builtin_ids, load_spec
+from arrivalbench.study import arms
 from conftest import TINY_GOLD, TINY_YAML, write_task
 
 

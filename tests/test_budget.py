@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from arrivalbench import gate
-from arrivalbench.budget import over_budget, within
-from arrivalbench.engine.cost import Cost
+from arrivalbench.core.engine.cost import Cost
+from arrivalbench.core.task import BUILTIN_DIR, DEFAULT_BUDGETS, Budget, TaskSpec, load_spec
+from arrivalbench.corpus import gate
+from arrivalbench.corpus.budget import over_budget, within
 from arrivalbench.errors import TaskError
 from arrivalbench.report.load import CellRow, VerdictRow
 from arrivalbench.report.metrics import CellFacts, arm_metrics, cell_facts, incremental
-from arrivalbench.task import BUILTIN_DIR, DEFAULT_BUDGETS, Budget, TaskSpec, load_spec
 from conftest import TINY_NO_DEDUP, write_task
 
 # Each run reads only its batch's keys from the stored history and updates the shops it
@@ -166,9 +166,9 @@ def test_correct_and_incremental_needs_both(tmp_path: Path) -> None:
 
 def test_the_report_reads_budgets_and_costs_from_the_results_file(tmp_path: Path,
                                                                   tiny: TaskSpec) -> None:
+    from arrivalbench.core.verdict import Verdict
     from arrivalbench.report.load import load
-    from arrivalbench.store import Cell, Graded, Store
-    from arrivalbench.verdict import Verdict
+    from arrivalbench.study.store import Cell, Graded, Store
 
     path = tmp_path / "r.duckdb"
     with Store(path) as store:
@@ -192,7 +192,7 @@ def test_run_with_cost_fills_the_costs_table_and_the_report_metric(
         tmp_path: Path, tiny_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from arrivalbench.report.load import load
     from arrivalbench.report.metrics import study
-    from arrivalbench.store import Store
+    from arrivalbench.study.store import Store
     from conftest import cli
 
     results = tmp_path / "r.duckdb"

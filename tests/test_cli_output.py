@@ -19,7 +19,7 @@ from rich.cells import cell_len
 from rich.console import Console
 
 from arrivalbench import render
-from arrivalbench.task import builtin_ids, load_spec, resolve
+from arrivalbench.core.task import builtin_ids, load_spec, resolve
 from arrivalbench.words import count
 from conftest import TINY_GOLD, cli
 
@@ -49,7 +49,7 @@ def test_show_at_80_columns_keeps_every_word_of_the_ticket_and_prompt() -> None:
     code, out, _ = at_80("show", TASK)
     assert code == 0
     assert_fits(out)
-    from arrivalbench.prompts import build
+    from arrivalbench.corpus.prompts import build
 
     shown = set(words(out))
     spec = load_spec(TASK)
@@ -58,7 +58,7 @@ def test_show_at_80_columns_keeps_every_word_of_the_ticket_and_prompt() -> None:
 
 
 def test_show_prompt_is_the_exact_text_and_lists_its_variants() -> None:
-    from arrivalbench.prompts import build
+    from arrivalbench.corpus.prompts import build
 
     code, out, _ = at_80("show", TASK, "--prompt", "hazard_hint")
     assert code == 0 and out == build(load_spec(TASK), "hazard_hint") + "\n"
@@ -131,8 +131,8 @@ def test_run_summary_at_80_columns(tmp_path: Path, tiny_dir: Path) -> None:
 def test_summary_breaks_long_model_arms_only_between_words() -> None:
     from rich.console import Group
 
-    from arrivalbench.grid import ArmSummary, Summary
-    from arrivalbench.summary import summary_table
+    from arrivalbench.cli.summary import summary_table
+    from arrivalbench.study.grid import ArmSummary, Summary
 
     arms = [ArmSummary(a, 40, 40, 40, 20, 15, 5, 1, 0, {"PASS": 28350, "FAIL": 1081,
                                                         "ERROR": 70})

@@ -6,11 +6,11 @@ from collections import defaultdict
 
 import pytest
 
-from arrivalbench.engine import Limits
-from arrivalbench.engine import duckdb as engine
-from arrivalbench.grading import Point, grade_all, plan, schedule
-from arrivalbench.task import TaskSpec, builtin_ids, load_spec
-from arrivalbench.verdict import Verdict
+from arrivalbench.core.engine import Limits
+from arrivalbench.core.engine import duckdb as engine
+from arrivalbench.core.grading import Point, grade_all, plan, schedule
+from arrivalbench.core.task import TaskSpec, builtin_ids, load_spec
+from arrivalbench.core.verdict import Verdict
 from conftest import Grader
 
 BUILTINS = ["customer_current_address", "store_daily_revenue", "web_page_views"]

@@ -9,10 +9,10 @@ from functools import cache
 
 import pytest
 
-from arrivalbench.gate import IDIOMS
-from arrivalbench.log import load_log
-from arrivalbench.replay import expected
-from arrivalbench.task import DIFFICULTIES, MODES, TaskSpec, builtin_ids, load_spec
+from arrivalbench.core.log import load_log
+from arrivalbench.core.replay import expected
+from arrivalbench.core.task import DIFFICULTIES, MODES, TaskSpec, builtin_ids, load_spec
+from arrivalbench.corpus.gate import IDIOMS
 from conftest import cli
 
 ORDERING = {"late_arrival", "out_of_order"}

@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arrivalbench.engine import Limits
-from arrivalbench.engine.cost import Cost, check_measurable, measure
+from arrivalbench.core.engine import Limits
+from arrivalbench.core.engine.cost import Cost, check_measurable, measure
+from arrivalbench.core.grading import Point, grade, schedule
+from arrivalbench.core.schedules import KINDS
+from arrivalbench.core.task import TaskSpec, load_spec
 from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.grading import Point, grade, schedule
-from arrivalbench.schedules import KINDS
-from arrivalbench.store import Graded, Store, key_of
-from arrivalbench.task import TaskSpec, load_spec
+from arrivalbench.study.store import Graded, Store, key_of
 from conftest import TINY_GOLD, TINY_NO_DEDUP, TINY_ROWS, cli
 from test_sandbox import HOSTILE, PRELUDE
 
@@ -145,7 +145,7 @@ def test_costs_are_stored_beside_verdicts_keyed_like_them(tmp_path: Path) -> Non
 
 
 def test_a_unit_graded_with_measure_carries_its_cost(tiny_dir: Path, tiny: TaskSpec) -> None:
-    from arrivalbench.executors import Unit, compute
+    from arrivalbench.study.executors import Unit, compute
 
     unit = Unit(str(tiny_dir), tiny.digest, "sha256:x", TINY_GOLD, "in_order", 0)
     assert compute(unit).cost is None
@@ -193,7 +193,7 @@ def test_an_engine_that_cannot_measure_is_refused_in_one_line() -> None:
 def test_only_statements_that_read_or_write_rows_are_wrapped() -> None:
     import duckdb
 
-    from arrivalbench.engine.cost import wrap
+    from arrivalbench.core.engine.cost import wrap
 
     con = duckdb.connect()
     script = ("SELECT 1; INSERT INTO t VALUES (1); BEGIN; COMMIT; SET threads = 4; "

@@ -14,15 +14,15 @@ import pytest
 
 pytest.importorskip("dbt.cli.main")
 
-from arrivalbench.artifacts import load
-from arrivalbench.artifacts.dbt import DbtError, load_project, project_digest
-from arrivalbench.engine import Failure, Limits
-from arrivalbench.engine import duckdb as engine
-from arrivalbench.grading import Point, grade, schedule
-from arrivalbench.log import load_log
-from arrivalbench.replay import deliveries
-from arrivalbench.schedules import Batch
-from arrivalbench.task import TaskSpec, load_spec
+from arrivalbench.core.artifacts import load
+from arrivalbench.core.artifacts.dbt import DbtError, load_project, project_digest
+from arrivalbench.core.engine import Failure, Limits
+from arrivalbench.core.engine import duckdb as engine
+from arrivalbench.core.grading import Point, grade, schedule
+from arrivalbench.core.log import load_log
+from arrivalbench.core.replay import deliveries
+from arrivalbench.core.schedules import Batch
+from arrivalbench.core.task import TaskSpec, load_spec
 from conftest import cli
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "dbt"
@@ -233,10 +233,10 @@ def test_schema_evolution_reaches_a_source_in_another_schema(spec: TaskSpec,
 
 
 def test_run_submissions_grades_a_folder_of_dbt_projects(tmp_path: Path) -> None:
-    from arrivalbench import grid
-    from arrivalbench.executors import Result, Unit, compute
-    from arrivalbench.regrade import regrade
-    from arrivalbench.store import Store
+    from arrivalbench.study import grid
+    from arrivalbench.study.executors import Result, Unit, compute
+    from arrivalbench.study.regrade import regrade
+    from arrivalbench.study.store import Store
 
     subs = tmp_path / "subs"
     shutil.copytree(EXAMPLES / "no_batch_guard", subs / TASK)

@@ -1,7 +1,7 @@
 """A second engine through the harness: per-engine task pipelines and `fails:`, `--engine` on
 the commands, and both engines' verdicts in one results file.
 
-Most tests run the PostgreSQL plumbing on a stand-in: `arrivalbench.engine.postgres` with
+Most tests run the PostgreSQL plumbing on a stand-in: `arrivalbench.core.engine.postgres` with
 DuckDB's database behind it and a fixed version, so that what is checked here is the wiring
 (which pipeline, which fails, which key, which cell), not PostgreSQL. The tests marked
 `real_postgres` run on the real server and skip only when the `postgres` extra is not
@@ -23,18 +23,27 @@ import pytest
 import yaml
 from rich.console import Console
 
-from arrivalbench import gate, grid
-from arrivalbench.arms import builtin, template_sql
-from arrivalbench.engine import ENGINES, backend
-from arrivalbench.engine import duckdb as duckdb_engine
+from arrivalbench.core.engine import ENGINES, backend
+from arrivalbench.core.engine import duckdb as duckdb_engine
+from arrivalbench.core.task import load_spec
+from arrivalbench.core.values import digest
+from arrivalbench.core.verdict import Verdict
+from arrivalbench.corpus import gate
+from arrivalbench.corpus.leakage import scan
+from arrivalbench.corpus.prompts import VARIANTS, build
 from arrivalbench.errors import ArrivalBenchError, TaskError
-from arrivalbench.executors import Unit, compute, unit_key
-from arrivalbench.leakage import scan
-from arrivalbench.prompts import VARIANTS, build
-from arrivalbench.store import Cell, Graded, Store, current_versions, engine_of, key_of, version_tag
-from arrivalbench.task import load_spec
-from arrivalbench.values import digest
-from arrivalbench.verdict import Verdict
+from arrivalbench.study import grid
+from arrivalbench.study.arms import builtin, template_sql
+from arrivalbench.study.executors import Unit, compute, unit_key
+from arrivalbench.study.store import (
+    Cell,
+    Graded,
+    Store,
+    current_versions,
+    engine_of,
+    key_of,
+    version_tag,
+)
 from conftest import TINY_GOLD, TINY_NO_DEDUP, cli
 
 FAKE_VERSION = "18.0-stand-in"
@@ -47,12 +56,12 @@ PG_NO_DEDUP = "-- the postgres negative\n" + TINY_NO_DEDUP
 def fake_postgres(monkeypatch: pytest.MonkeyPatch, version: Callable[[], str]) -> None:
     """`backend("postgres")` gives a module with DuckDB's database and splitter behind
     PostgreSQL's name, in this process, whether or not the `postgres` extra is installed."""
-    module = types.ModuleType("arrivalbench.engine.postgres")
+    module = types.ModuleType("arrivalbench.core.engine.postgres")
     module.NAME = "postgres"  # type: ignore[attr-defined]
     module.version = version  # type: ignore[attr-defined]
     module.database = duckdb_engine.database  # type: ignore[attr-defined]
     module.split = duckdb_engine.split  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "arrivalbench.engine.postgres", module)
+    monkeypatch.setitem(sys.modules, "arrivalbench.core.engine.postgres", module)
     assert backend("postgres") is module
 
 
@@ -313,7 +322,7 @@ def test_run_on_both_engines_fills_one_results_file(tmp_path: Path, tiny_dir: Pa
         ("gold", 1, 0), ("negatives", 1, 1)]
     again = grid.run(results, engine="postgres", **options)
     assert (again.graded, again.skipped) == (0, 12)
-    from arrivalbench.summary import summary_table
+    from arrivalbench.cli.summary import summary_table
 
     console = Console(width=100, record=True)
     console.print(summary_table(again, 100))
@@ -345,7 +354,7 @@ def test_a_unit_runs_on_its_engine(tiny_dir: Path, stand_in: None) -> None:
 
 def test_regrade_reruns_each_verdict_on_its_engine(tmp_path: Path, tiny_dir: Path,
                                                    stand_in: None) -> None:
-    from arrivalbench.regrade import regrade
+    from arrivalbench.study.regrade import regrade
 
     with_postgres(tiny_dir)
     results = tmp_path / "r.duckdb"
@@ -359,7 +368,7 @@ def test_regrade_reruns_each_verdict_on_its_engine(tmp_path: Path, tiny_dir: Pat
 
 def test_regrade_skips_an_engine_that_cannot_run_here(tmp_path: Path, tiny_dir: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from arrivalbench.regrade import regrade
+    from arrivalbench.study.regrade import regrade
 
     results = tmp_path / "r.duckdb"
     with Store(results) as store:

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from arrivalbench import grading
 from arrivalbench.cli import main
+from arrivalbench.core import grading
+from arrivalbench.core.task import TaskSpec
 from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.task import TaskSpec
 
 
 def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
@@ -70,7 +70,7 @@ def test_library_errors_name_values_not_flags(tiny: TaskSpec) -> None:
     with pytest.raises(ArrivalBenchError) as raised:
         grading.plan(tiny, 0)
     assert str(raised.value) == "seeds 0: give a whole number of at least 1"
-    from arrivalbench import executors, grid, regrade
+    from arrivalbench.study import executors, grid, regrade
 
     for call in (lambda: executors.make("dask"), lambda: grid.run(arms=["golden"]),
                  lambda: regrade.regrade(sample=0)):

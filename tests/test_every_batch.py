@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from arrivalbench.checkpoints import delivered, reference_over, replay_checked
-from arrivalbench.grading import Point, grade
-from arrivalbench.replay import expected
-from arrivalbench.schedules import Batch, Schedule
-from arrivalbench.task import TaskSpec, load_spec
+from arrivalbench.core.checkpoints import delivered, reference_over, replay_checked
+from arrivalbench.core.grading import Point, grade
+from arrivalbench.core.replay import expected
+from arrivalbench.core.schedules import Batch, Schedule
+from arrivalbench.core.task import TaskSpec, load_spec
 from conftest import TINY_GOLD, TINY_NO_DEDUP, TINY_ROWS, write_task
 
 # Right once all twelve orders are in, wrong (empty) before: the final table alone passes.

@@ -12,9 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from arrivalbench import arms
+from arrivalbench.core.grading import plan
+from arrivalbench.core.task import TaskSpec, load_spec, source_of
+from arrivalbench.core.values import digest
 from arrivalbench.errors import ArrivalBenchError, TaskError, WorkerError
-from arrivalbench.executors import (
+from arrivalbench.study import arms
+from arrivalbench.study.executors import (
     DIED,
     HarnessError,
     LocalExecutor,
@@ -25,10 +28,7 @@ from arrivalbench.executors import (
     make,
     unit_key,
 )
-from arrivalbench.grading import plan
-from arrivalbench.store import Key
-from arrivalbench.task import TaskSpec, load_spec, source_of
-from arrivalbench.values import digest
+from arrivalbench.study.store import Key
 
 
 def units_for(spec: TaskSpec, scripts: Sequence[str], seeds: int = 1,

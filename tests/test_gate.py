@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 import yaml
 
-from arrivalbench import gate
-from arrivalbench.executors import LocalExecutor
-from arrivalbench.grading import schedule
-from arrivalbench.perturbation import visible
-from arrivalbench.schedules import Batch, Schedule
-from arrivalbench.task import BUILTIN_DIR, load_spec
+from arrivalbench.core.grading import schedule
+from arrivalbench.core.schedules import Batch, Schedule
+from arrivalbench.core.task import BUILTIN_DIR, load_spec
+from arrivalbench.corpus import gate
+from arrivalbench.corpus.perturbation import visible
+from arrivalbench.study.executors import LocalExecutor
 from conftest import cli
 
 

@@ -18,12 +18,12 @@ import duckdb
 import pytest
 from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage
 
-from arrivalbench import leakage
 from arrivalbench.agent import generate as generation
 from arrivalbench.cli import main
-from arrivalbench.grading import artifact_digest
-from arrivalbench.idioms import signature
-from arrivalbench.task import builtin_ids, load_spec
+from arrivalbench.core.grading import artifact_digest
+from arrivalbench.core.task import builtin_ids, load_spec
+from arrivalbench.corpus import leakage
+from arrivalbench.sql.idioms import signature
 from conftest import TINY_GOLD, TINY_YAML, write_task
 
 WRONG_COUNT = TINY_GOLD.replace("COUNT(*) AS orders", "COUNT(amount) AS orders")

@@ -9,7 +9,7 @@ from types import ModuleType
 
 import pytest
 
-from arrivalbench.task import BUILTIN_DIR, builtin_ids
+from arrivalbench.core.task import BUILTIN_DIR, builtin_ids
 
 SCRIPT = Path(__file__).resolve().parent.parent / "tools" / "generate_logs.py"
 

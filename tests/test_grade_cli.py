@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from arrivalbench import cli
-from arrivalbench.engine import duckdb as engine
-from arrivalbench.grading import schedule
-from arrivalbench.task import load_spec, resolve
-from arrivalbench.values import digest
+from arrivalbench.core.engine import duckdb as engine
+from arrivalbench.core.grading import schedule
+from arrivalbench.core.task import load_spec, resolve
+from arrivalbench.core.values import digest
 
 GOLDEN = Path(__file__).parent / "golden" / "grade_no_dedup.json"
 TASK = "store_daily_revenue"

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from arrivalbench import idioms
 from arrivalbench.cli import main
-from arrivalbench.idioms import TAGS, signature
-from arrivalbench.task import BUILTIN_DIR, TaskSpec, builtin_ids, load_spec
+from arrivalbench.core.task import BUILTIN_DIR, TaskSpec, builtin_ids, load_spec
+from arrivalbench.sql import idioms
+from arrivalbench.sql.idioms import TAGS, signature
 
 LABELLED = Path(__file__).parent / "idioms"
 

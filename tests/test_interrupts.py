@@ -11,8 +11,8 @@ import pytest
 from rich.console import Console
 
 from arrivalbench import interrupts, render
-from arrivalbench.engine import Limits
-from arrivalbench.engine import duckdb as engine
+from arrivalbench.core.engine import Limits
+from arrivalbench.core.engine import duckdb as engine
 
 
 def _absorbed_press() -> None:

@@ -1,6 +1,12 @@
 """The package's import graph, read from the source with `ast`: no cycle between modules, and no
-arrow from a lower layer to a higher one (the core never imports the agent, the report or the
-CLI; the agent and the report never import the CLI or each other)."""
+arrow from a lower layer to a higher one, nor across between two layers of the same rank (the
+agent and the report never import each other).
+
+The layers, bottom up: the root exception and Ctrl-C handling; `core` (what decides a verdict);
+the verdict put into words and terminal rendering at the top level, beside `sql` (reading SQL);
+`study` (arms, executors, the results store: grading at scale); `corpus` (what makes a task
+admissible: the gate runs its replays on the study's executors); `explain`; `agent` and
+`report`; `cli`."""
 
 from __future__ import annotations
 
@@ -10,7 +16,11 @@ from pathlib import Path
 import arrivalbench
 
 PACKAGE = Path(arrivalbench.__file__).parent
-LAYERS = {"core": 0, "agent": 1, "report": 1, "cli": 2}
+RANK = {"base": 0, "core": 1, "text": 2, "sql": 2, "study": 3, "corpus": 4, "explain": 5,
+        "agent": 6, "report": 6, "cli": 7}
+TOP_LEVEL = {"arrivalbench": "base", "arrivalbench.errors": "base",
+             "arrivalbench.interrupts": "base", "arrivalbench.words": "text",
+             "arrivalbench.render": "text"}
 
 
 def modules() -> dict[str, Path]:
@@ -40,22 +50,30 @@ def graph() -> dict[str, set[str]]:
 
 
 def layer(module: str) -> str:
-    parts = module.split(".")
-    if len(parts) > 1 and parts[1] in ("agent", "report"):
-        return parts[1]
-    return "cli" if module == "arrivalbench.cli" else "core"
+    if module in TOP_LEVEL:
+        return TOP_LEVEL[module]
+    return module.split(".")[1]
+
+
+def test_every_module_has_a_layer() -> None:
+    assert {layer(m) for m in modules()} <= set(RANK)
+
+
+def test_the_top_level_stays_small() -> None:
+    top = {m for m in modules() if m.count(".") == 1 and not (PACKAGE / m.split(".")[1]).is_dir()}
+    assert top == set(TOP_LEVEL) - {"arrivalbench"}
 
 
 def test_the_graph_is_read() -> None:
     edges = graph()
-    assert "arrivalbench.grading" in edges["arrivalbench.executors"]
-    assert "arrivalbench.engine.duckdb" in edges["arrivalbench.replay"]
+    assert "arrivalbench.core.grading" in edges["arrivalbench.study.executors"]
+    assert "arrivalbench.core.engine.duckdb" in edges["arrivalbench.core.replay"]
 
 
 def test_no_arrow_points_up_or_across() -> None:
     back = sorted((a, b) for a, deps in graph().items() for b in deps
-                  if LAYERS[layer(b)] > LAYERS[layer(a)]
-                  or (layer(a) != layer(b) and LAYERS[layer(a)] == LAYERS[layer(b)]))
+                  if RANK[layer(b)] > RANK[layer(a)]
+                  or (layer(a) != layer(b) and RANK[layer(a)] == RANK[layer(b)]))
     assert back == []
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from arrivalbench import leakage
-from arrivalbench.leakage import VOCABULARY, scan
-from arrivalbench.prompts import CONTRACT
-from arrivalbench.task import builtin_ids, load_spec
+from arrivalbench.core.task import builtin_ids, load_spec
+from arrivalbench.corpus import leakage
+from arrivalbench.corpus.leakage import VOCABULARY, scan
+from arrivalbench.corpus.prompts import CONTRACT
 
 # One phrase per concept of the issue, in the spellings and inflections people write.
 LEAKS = {

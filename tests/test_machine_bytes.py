@@ -22,8 +22,8 @@ CASES = {
 
 GRADE = """
 import json, sys
-from arrivalbench.grading import Point, grade
-from arrivalbench.task import load_spec
+from arrivalbench.core.grading import Point, grade
+from arrivalbench.core.task import load_spec
 spec = load_spec(sys.argv[1])
 scripts = json.loads(sys.stdin.read())
 for name in sorted(scripts):

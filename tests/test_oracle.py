@@ -10,9 +10,9 @@ from decimal import Decimal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arrivalbench.engine import Table
-from arrivalbench.oracle import EXAMPLES, compare, conform
-from arrivalbench.task import Column, Target
+from arrivalbench.core.engine import Table
+from arrivalbench.core.oracle import EXAMPLES, compare, conform
+from arrivalbench.core.task import Column, Target
 
 TARGET = Target(
     name="t",

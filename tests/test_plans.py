@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arrivalbench import plans
-from arrivalbench.grading import schedule
-from arrivalbench.plans import PlanError
-from arrivalbench.schedules import KINDS, Batch, Schedule
-from arrivalbench.task import TaskSpec, load_spec
+from arrivalbench.core import plans
+from arrivalbench.core.grading import schedule
+from arrivalbench.core.plans import PlanError
+from arrivalbench.core.schedules import KINDS, Batch, Schedule
+from arrivalbench.core.task import TaskSpec, load_spec
 from conftest import write_task
 
 PROPERTY = settings(deadline=None, max_examples=40,

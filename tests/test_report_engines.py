@@ -40,6 +40,8 @@ from hypothesis import strategies as st
 from arrivalbench import report
 from arrivalbench.cli import main
 from arrivalbench.cli import out as console
+from arrivalbench.core.task import HAZARDS
+from arrivalbench.core.values import canonical_json, digest
 from arrivalbench.report.engines import (
     Matched,
     arm_comparison,
@@ -51,8 +53,6 @@ from arrivalbench.report.engines import (
     schedule_order,
 )
 from arrivalbench.report.load import CellRow, Results, VerdictRow
-from arrivalbench.task import HAZARDS
-from arrivalbench.values import canonical_json, digest
 from test_report_golden import (
     CONTROLS_OK,
     HARNESS,

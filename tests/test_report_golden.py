@@ -47,9 +47,9 @@ import duckdb
 import pytest
 
 from arrivalbench import report
-from arrivalbench.store import DDL, SCHEMA_VERSION
-from arrivalbench.task import HAZARDS
-from arrivalbench.values import canonical_json, digest
+from arrivalbench.core.task import HAZARDS
+from arrivalbench.core.values import canonical_json, digest
+from arrivalbench.study.store import DDL, SCHEMA_VERSION
 
 GOLDEN = Path(__file__).parent / "golden" / "report"
 UPDATE = os.environ.get("ARRIVALBENCH_UPDATE_GOLDEN") == "1"

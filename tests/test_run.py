@@ -13,11 +13,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from arrivalbench import grid
-from arrivalbench.arms import BUILTIN_ARMS
-from arrivalbench.grading import plan
-from arrivalbench.store import Cell, Store
-from arrivalbench.task import load_spec
+from arrivalbench.core.grading import plan
+from arrivalbench.core.task import load_spec
+from arrivalbench.study import grid
+from arrivalbench.study.arms import BUILTIN_ARMS
+from arrivalbench.study.store import Cell, Store
 from conftest import TINY_NO_DEDUP, cli, write_task
 
 POINTS = 6  # the tiny task with --seeds 1: snapshot, in_order, trickle and three hazards

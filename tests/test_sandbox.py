@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from arrivalbench.engine import Limits, normalize_message
-from arrivalbench.engine import duckdb as engine
-from arrivalbench.grading import Point, grade
-from arrivalbench.task import TaskSpec
+from arrivalbench.core.engine import Limits, normalize_message
+from arrivalbench.core.engine import duckdb as engine
+from arrivalbench.core.grading import Point, grade
+from arrivalbench.core.task import TaskSpec
 from conftest import TINY_GOLD, Grader
 
 # The statement before the hostile one, so that its index (1) is checked too.

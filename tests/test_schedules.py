@@ -16,14 +16,14 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, find, given, settings
 from hypothesis import strategies as st
 
-from arrivalbench.engine import Limits, Table
-from arrivalbench.engine import duckdb as engine
-from arrivalbench.grading import schedule as task_schedule
-from arrivalbench.log import Event, load_log
-from arrivalbench.replay import deliveries as staged_deliveries
-from arrivalbench.schedules import KINDS, Batch, Ref, Schedule, make
-from arrivalbench.task import HAZARDS, TaskSpec, load_spec
-from arrivalbench.values import canonical_json, sort_key
+from arrivalbench.core.engine import Limits, Table
+from arrivalbench.core.engine import duckdb as engine
+from arrivalbench.core.grading import schedule as task_schedule
+from arrivalbench.core.log import Event, load_log
+from arrivalbench.core.replay import deliveries as staged_deliveries
+from arrivalbench.core.schedules import KINDS, Batch, Ref, Schedule, make
+from arrivalbench.core.task import HAZARDS, TaskSpec, load_spec
+from arrivalbench.core.values import canonical_json, sort_key
 
 EXACTLY_ONCE = ("snapshot", "in_order", "trickle", "late_arrival", "out_of_order",
                 "schema_evolution")
@@ -339,7 +339,7 @@ def fixed_logs() -> tuple[list[Event], list[Event]]:
 
 def test_digests_do_not_depend_on_the_process() -> None:
     """String hashing is randomised per process; schedules must not notice."""
-    code = ("from arrivalbench.schedules import KINDS, make; "
+    code = ("from arrivalbench.core.schedules import KINDS, make; "
             "from tests.test_schedules import fixed_logs; "
             "print(' '.join(make(x, k, 3).digest for k in KINDS for x in fixed_logs()))")
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -8,8 +8,8 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arrivalbench.core.schedules import Batch, Schedule
 from arrivalbench.explain.shrink import reduce, shrink
-from arrivalbench.schedules import Batch, Schedule
 
 PROPERTY = settings(deadline=None, max_examples=60)
 

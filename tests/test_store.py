@@ -7,8 +7,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from arrivalbench.core.task import TaskSpec
+from arrivalbench.core.values import digest
+from arrivalbench.core.verdict import Verdict
 from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.store import (
+from arrivalbench.study.store import (
     SCHEMA_VERSION,
     Cell,
     Graded,
@@ -17,9 +20,6 @@ from arrivalbench.store import (
     current_versions,
     key_of,
 )
-from arrivalbench.task import TaskSpec
-from arrivalbench.values import digest
-from arrivalbench.verdict import Verdict
 
 
 def verdict(seed: int = 0, kind: str = "PASS", schedule: str = "in_order",
@@ -188,7 +188,7 @@ def test_a_second_writer_is_kept_out(tmp_path: Path) -> None:
         import sys
 
         probe = subprocess.run(
-            [sys.executable, "-c", "import sys; from arrivalbench.store import Store; "
+            [sys.executable, "-c", "import sys; from arrivalbench.study.store import Store; "
              "from arrivalbench.errors import ArrivalBenchError\n"
              f"try:\n    Store({str(path)!r})\nexcept ArrivalBenchError as e:\n"
              "    print(e); sys.exit(2)"], capture_output=True, text=True)

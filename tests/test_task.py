@@ -10,9 +10,9 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
+from arrivalbench.core.log import load_log
+from arrivalbench.core.task import builtin_ids, load_spec, load_specs, resolve
 from arrivalbench.errors import TaskError
-from arrivalbench.log import load_log
-from arrivalbench.task import builtin_ids, load_spec, load_specs, resolve
 from conftest import TINY_ROWS, write_jsonl, write_task
 
 
@@ -277,7 +277,7 @@ def test_a_task_reached_through_a_symlink_has_one_source(
         tmp_path: Path, tiny_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The id for a built-in task, the real folder for another, however it was reached. The
     built-in folder itself is reached through a symlink here, as an install can be."""
-    from arrivalbench import task as tasklib
+    from arrivalbench.core import task as tasklib
 
     linked = tmp_path / "linked-builtins"
     linked.symlink_to(tasklib.BUILTIN_DIR.resolve(), target_is_directory=True)

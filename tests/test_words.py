@@ -4,8 +4,8 @@ the same verdict detail."""
 from __future__ import annotations
 
 from arrivalbench import words
-from arrivalbench.task import TaskSpec
-from arrivalbench.verdict import Verdict
+from arrivalbench.core.task import TaskSpec
+from arrivalbench.core.verdict import Verdict
 
 ERROR = {"phase": "run", "batch": 2, "statement": 0, "message": "Constraint Error: boom"}
 FAIL = {"schema": [], "rows": {"expected": 3, "got": 4}, "counts": {"duplicated": 1},

@@ -23,12 +23,12 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from arrivalbench import interrupts, words
-from arrivalbench.engine import duckdb as duckdb_engine
-from arrivalbench.engine.cost import Cost
-from arrivalbench.schedules import KINDS, Schedule
-from arrivalbench.task import TaskSpec
-from arrivalbench.values import JSON
-from arrivalbench.verdict import Verdict
+from arrivalbench.core.engine import duckdb as duckdb_engine
+from arrivalbench.core.engine.cost import Cost
+from arrivalbench.core.schedules import KINDS, Schedule
+from arrivalbench.core.task import TaskSpec
+from arrivalbench.core.values import JSON
+from arrivalbench.core.verdict import Verdict
 from arrivalbench.words import count
 
 STYLE = {"PASS": "green", "FAIL": "bold red", "ERROR": "bold yellow"}

@@ -18,9 +18,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from arrivalbench.task import TaskSpec
-from arrivalbench.values import JSON, canonical_json
-from arrivalbench.verdict import Verdict
+from arrivalbench.core.task import TaskSpec
+from arrivalbench.core.values import JSON, canonical_json
+from arrivalbench.core.verdict import Verdict
 
 
 def _where(detail: Mapping[str, JSON]) -> str:

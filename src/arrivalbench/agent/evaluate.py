@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from arrivalbench.agent.plan import Plan
 from arrivalbench.agent.request import Request
 from arrivalbench.agent.samples import sample_id
+from arrivalbench.core.task import source_of
 from arrivalbench.errors import ArrivalBenchError, missing_extra
-from arrivalbench.task import source_of
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog

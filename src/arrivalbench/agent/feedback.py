@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from arrivalbench import leakage, words
+from arrivalbench import words
 from arrivalbench.agent.extract import Problem
-from arrivalbench.prompts import REPLY
-from arrivalbench.task import TaskSpec
-from arrivalbench.verdict import Verdict
+from arrivalbench.core.task import TaskSpec
+from arrivalbench.core.verdict import Verdict
+from arrivalbench.corpus import leakage
+from arrivalbench.corpus.prompts import REPLY
 
 FIX = "Fix the script and reply with the complete corrected pipeline in a single ```sql block."
 

@@ -33,13 +33,13 @@ from arrivalbench.agent.evaluate import (
 from arrivalbench.agent.plan import Plan, make_plan
 from arrivalbench.agent.record import Outcome, store
 from arrivalbench.agent.request import Request, parse_model_args
-from arrivalbench.task import source_of
+from arrivalbench.core.task import source_of
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
     from inspect_ai.util import DisplayType
 
-    from arrivalbench.grid import Summary
+    from arrivalbench.study.grid import Summary
 
 # What the command line and callers use, wherever it is defined.
 __all__ = ["Outcome", "Plan", "Request", "make_plan", "parse_model_args", "run"]
@@ -61,7 +61,7 @@ def run(request: Request, *, model_args: dict[str, Any] | None = None,
 
 def _grade(plan: Plan, progress: bool) -> Summary:
     """Every cell of the arm on the plan's tasks, graded on every schedule."""
-    from arrivalbench import grid
+    from arrivalbench.study import grid
 
     request = plan.request
     return grid.grade_arms(request.results, [request.arm],

@@ -44,15 +44,15 @@ from arrivalbench.agent.samples import (
     sample_id,
     task_refs,
 )
-from arrivalbench.cells import classify
-from arrivalbench.engine import DEFAULT_ENGINE, EngineName, check_engine
+from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, check_engine
+from arrivalbench.core.grading import DEFAULT_SEEDS, Point, artifact_digest, grade, grade_all, plan
+from arrivalbench.core.task import TaskSpec, load_spec, load_specs, source_of
+from arrivalbench.core.values import JSON, digest
+from arrivalbench.core.verdict import STATUSES, Verdict
+from arrivalbench.corpus.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS, build
 from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.grading import DEFAULT_SEEDS, Point, artifact_digest, grade, grade_all, plan
-from arrivalbench.idioms import signature
-from arrivalbench.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS, build
-from arrivalbench.task import TaskSpec, load_spec, load_specs, source_of
-from arrivalbench.values import JSON, digest
-from arrivalbench.verdict import STATUSES, Verdict
+from arrivalbench.sql.idioms import signature
+from arrivalbench.study.cells import classify
 
 T = TypeVar("T")
 
@@ -215,7 +215,7 @@ def verdicts(seeds: int = DEFAULT_SEEDS) -> Scorer:
     """Grades the final script on `snapshot`, both controls and every declared hazard, seeds
     0..seeds-1. Value: 1/0 flags (snapshot pass, controls pass, every verdict a pass, and for a
     snapshot-passing script some hazard FAIL = silent, some hazard ERROR = crash, as
-    `arrivalbench.cells.classify` defines them); metadata: every verdict."""
+    `arrivalbench.study.cells.classify` defines them); metadata: every verdict."""
 
     async def score(state: TaskState, target: Target) -> Score:
         spec = load_spec(state.metadata["task_source"])

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from arrivalbench.agent.extract import Problem
 from arrivalbench.agent.request import Request, check
 from arrivalbench.agent.samples import task_refs
-from arrivalbench.prompts import build
-from arrivalbench.store import Cell, Store
-from arrivalbench.task import TaskSpec, load_specs
+from arrivalbench.core.task import TaskSpec, load_specs
+from arrivalbench.corpus.prompts import build
+from arrivalbench.study.store import Cell, Store
 from arrivalbench.words import count
 
 CHARS_PER_TOKEN = 4  # the dry run's estimate; no tokenizer is downloaded

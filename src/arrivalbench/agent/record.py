@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 from arrivalbench.agent.plan import Plan
 from arrivalbench.agent.request import Request
 from arrivalbench.agent.samples import ERROR, FINAL, REASON, TURNS, first_pass_turn
-from arrivalbench.engine import DEFAULT_ENGINE
-from arrivalbench.store import Cell, Store, Turn
-from arrivalbench.task import TaskSpec, source_of
-from arrivalbench.values import JSON
+from arrivalbench.core.engine import DEFAULT_ENGINE
+from arrivalbench.core.task import TaskSpec, source_of
+from arrivalbench.core.values import JSON
+from arrivalbench.study.store import Cell, Store, Turn
 from arrivalbench.words import count
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ class _Kept:
 def _store_sample(results: Store, request: Request, spec: TaskSpec, log: EvalLog,
                   sample: EvalSample) -> _Kept:
     """One sample's script (if any), turns, transcript and cell."""
-    from arrivalbench.idioms import signature
+    from arrivalbench.sql.idioms import signature
 
     replicate = int(sample.metadata["replicate"])
     turns: list[dict[str, JSON]] = list(sample.store.get(TURNS) or [])

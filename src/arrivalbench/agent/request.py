@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arrivalbench.engine import DEFAULT_ENGINE, EngineName, check_engine
+from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, check_engine
+from arrivalbench.core.grading import DEFAULT_SEEDS, check_seeds
+from arrivalbench.corpus.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS
 from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.grading import DEFAULT_SEEDS, check_seeds
-from arrivalbench.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS
 
 DEFAULT_MAX_TOKENS = 8000
 

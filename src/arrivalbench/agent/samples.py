@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from arrivalbench.task import builtin_ids
+from arrivalbench.core.task import builtin_ids
 
 # Keys of an Inspect sample's store, written by the repair loop (Inspect logs them).
 TURNS = "arrivalbench:turns"  # list of turn records (dicts), see inspect_task.repair_loop

@@ -12,17 +12,17 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from arrivalbench.checkpoints import Checked, final_delivered, reference_over, replay_checked
-from arrivalbench.engine import DEFAULT_ENGINE, EngineName, Limits, Table, backend
+from arrivalbench.core.checkpoints import Checked, final_delivered, reference_over, replay_checked
+from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Limits, Table, backend
+from arrivalbench.core.grading import DEFAULT_SEEDS, artifact_digest, check_kind, judge, schedule
+from arrivalbench.core.oracle import Diff, compare
+from arrivalbench.core.plans import document as plan_document
+from arrivalbench.core.schedules import CONTROLS, Schedule
+from arrivalbench.core.task import TaskSpec
+from arrivalbench.core.values import JSON, row_sort_key
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.explain.shrink import Shrunk, shrink
 from arrivalbench.explain.timeline import timeline
-from arrivalbench.grading import DEFAULT_SEEDS, artifact_digest, check_kind, judge, schedule
-from arrivalbench.oracle import Diff, compare
-from arrivalbench.plans import document as plan_document
-from arrivalbench.schedules import CONTROLS, Schedule
-from arrivalbench.task import TaskSpec
-from arrivalbench.values import JSON, row_sort_key
 
 DEFAULT_BUDGET = 400
 

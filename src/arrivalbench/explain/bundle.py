@@ -8,13 +8,13 @@ from pathlib import Path
 
 import yaml
 
-from arrivalbench.engine import DEFAULT_ENGINE, EngineName
+from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName
+from arrivalbench.core.log import load_log
+from arrivalbench.core.plans import document as plan_document
+from arrivalbench.core.schedules import Schedule
+from arrivalbench.core.task import TaskSpec
+from arrivalbench.core.values import canonical_json, to_json
 from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.log import load_log
-from arrivalbench.plans import document as plan_document
-from arrivalbench.schedules import Schedule
-from arrivalbench.task import TaskSpec
-from arrivalbench.values import canonical_json, to_json
 
 
 def check_out(out: Path) -> None:

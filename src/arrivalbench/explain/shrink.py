@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from arrivalbench.schedules import Batch, Ref, Schedule
+from arrivalbench.core.schedules import Batch, Ref, Schedule
 
 T = TypeVar("T")
 

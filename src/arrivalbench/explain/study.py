@@ -15,13 +15,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from arrivalbench.engine import DEFAULT_ENGINE, EngineName, Limits
+from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Limits
+from arrivalbench.core.schedules import CONTROLS
+from arrivalbench.core.task import TaskSpec, load_spec
+from arrivalbench.core.values import JSON, canonical_json
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.explain import DEFAULT_BUDGET, explain
-from arrivalbench.schedules import CONTROLS
-from arrivalbench.store import Store, current_versions
-from arrivalbench.task import TaskSpec, load_spec
-from arrivalbench.values import JSON, canonical_json
+from arrivalbench.study.store import Store, current_versions
 
 DDL = """
 CREATE TABLE IF NOT EXISTS minimal_plans (

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from arrivalbench.core.values import JSON
 from arrivalbench.explain.timeline import diff_line, lines
-from arrivalbench.values import JSON
 
 
 def describe(doc: dict[str, JSON]) -> list[str]:

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from arrivalbench import words
-from arrivalbench.checkpoints import Checked
-from arrivalbench.log import load_log
-from arrivalbench.plans import record_key
-from arrivalbench.schedules import Ref, Schedule
-from arrivalbench.task import TaskSpec
-from arrivalbench.values import JSON
+from arrivalbench.core.checkpoints import Checked
+from arrivalbench.core.log import load_log
+from arrivalbench.core.plans import record_key
+from arrivalbench.core.schedules import Ref, Schedule
+from arrivalbench.core.task import TaskSpec
+from arrivalbench.core.values import JSON
 
 
 def timeline(spec: TaskSpec, plan: Schedule, checked: Checked, statements: Sequence[str]
@@ -55,7 +55,7 @@ def _first_line(statement: str) -> str:
 
 def lines(entries: Sequence[dict[str, JSON]]) -> list[str]:
     """The timeline as text, one block per batch."""
-    from arrivalbench.values import canonical_json
+    from arrivalbench.core.values import canonical_json
 
     text: list[str] = []
     for e in entries:

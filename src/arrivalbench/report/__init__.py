@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from arrivalbench.core.values import JSON
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.report import document, figures, html, markdown, tables
 from arrivalbench.report.bootstrap import METHOD
 from arrivalbench.report.load import load
 from arrivalbench.report.metrics import used_verdicts
-from arrivalbench.values import JSON
 
 DEFAULT_SEED = 0
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from arrivalbench.core.values import JSON
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.report.bootstrap import RESAMPLES, interval, resample_indices
 from arrivalbench.report.metrics import (
@@ -28,7 +29,6 @@ from arrivalbench.report.metrics import (
     tree,
 )
 from arrivalbench.report.per_task import verdict_class
-from arrivalbench.values import JSON
 
 
 def common_tasks(a: str, b: str, facts_a: Sequence[CellFacts],

@@ -8,7 +8,8 @@ import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 
-from arrivalbench.engine import DEFAULT_ENGINE
+from arrivalbench.core.engine import DEFAULT_ENGINE
+from arrivalbench.core.values import JSON
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.report.bootstrap import RESAMPLES
 from arrivalbench.report.compare import compare
@@ -21,7 +22,6 @@ from arrivalbench.report.engines import (
 from arrivalbench.report.load import Results
 from arrivalbench.report.metrics import cell_facts, study
 from arrivalbench.report.per_task import cell_rows, is_small
-from arrivalbench.values import JSON
 
 
 def without_scripts(results: Results) -> dict[str, JSON]:

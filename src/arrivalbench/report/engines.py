@@ -23,7 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from arrivalbench.engine import DEFAULT_ENGINE, ENGINES
+from arrivalbench.core.engine import DEFAULT_ENGINE, ENGINES
+from arrivalbench.core.task import HAZARDS
+from arrivalbench.core.values import JSON
 from arrivalbench.report.bootstrap import RESAMPLES, resample_indices
 from arrivalbench.report.compare import shift
 from arrivalbench.report.load import CellRow, Results, VerdictRow
@@ -40,8 +42,6 @@ from arrivalbench.report.metrics import (
     task_mean,
 )
 from arrivalbench.report.per_task import letters
-from arrivalbench.task import HAZARDS
-from arrivalbench.values import JSON
 
 SCHEDULES = ("snapshot", *CONTROLS, *HAZARDS)  # report order
 SECOND = next(e for e in ENGINES if e != DEFAULT_ENGINE)  # the engine compared with DuckDB

@@ -18,8 +18,8 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from arrivalbench.core.task import HAZARDS
 from arrivalbench.report.definitions import few
-from arrivalbench.task import HAZARDS
 
 COLOURS = {"PASS": "#009E73", "FAIL": "#D55E00", "ERROR": "#E69F00"}  # Okabe-Ito
 POINT = "#0072B2"

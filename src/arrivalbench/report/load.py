@@ -12,9 +12,9 @@ from pathlib import Path
 
 import duckdb
 
-from arrivalbench.engine import DEFAULT_ENGINE
+from arrivalbench.core.engine import DEFAULT_ENGINE
 from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.store import Store
+from arrivalbench.study.store import Store
 
 REQUIRED_TABLES = ("meta", "cells", "verdicts", "artifacts", "turns")
 

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from arrivalbench.cells import CellClass, classify
-from arrivalbench.engine import DEFAULT_ENGINE
+from arrivalbench.core.engine import DEFAULT_ENGINE
+from arrivalbench.core.task import HAZARDS
+from arrivalbench.core.values import JSON, digest
 from arrivalbench.report.bootstrap import RESAMPLES, interval, resample_indices
 from arrivalbench.report.load import CellRow, Results, TurnRow, VerdictRow
-from arrivalbench.task import HAZARDS
-from arrivalbench.values import JSON, digest
+from arrivalbench.study.cells import CellClass, classify
 
 CONTROLS = ("in_order", "trickle")
 ORDERING = ("late_arrival", "out_of_order")

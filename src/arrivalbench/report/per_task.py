@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from arrivalbench.core.task import HAZARDS
+from arrivalbench.core.values import JSON
 from arrivalbench.report.definitions import FEW_TASKS
 from arrivalbench.report.metrics import CONTROLS, CellFacts
-from arrivalbench.task import HAZARDS
-from arrivalbench.values import JSON
 
 LETTERS = {"PASS": "P", "FAIL": "F", "ERROR": "E"}
 

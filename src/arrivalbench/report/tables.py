@@ -9,9 +9,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from arrivalbench.core.task import HAZARDS
+from arrivalbench.core.values import JSON
 from arrivalbench.report.definitions import DEFINITIONS, ENGINE_DEFINITIONS, FEW_TASKS, few
-from arrivalbench.task import HAZARDS
-from arrivalbench.values import JSON
 
 Format = Literal["text", "int", "metric", "number"]
 DASH = "\u2013"  # an undefined value

@@ -9,7 +9,7 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
-from arrivalbench.engine import DEFAULT_ENGINE
+from arrivalbench.core.engine import DEFAULT_ENGINE
 from arrivalbench.report.definitions import FEW_TASKS, MARK, few
 from arrivalbench.report.tables import DASH, comparison_tables, engine_title, fmt_number
 

@@ -10,9 +10,9 @@ import html
 from collections import Counter
 from pathlib import Path
 
+from arrivalbench.core.values import JSON
 from arrivalbench.explain.study import read
 from arrivalbench.explain.timeline import lines
-from arrivalbench.values import JSON
 
 MAX_CELLS = 200  # timelines shown; the shape counts always cover every explained cell
 

@@ -1,0 +1,35 @@
+"""What runs once per batch: the artifact under test.
+
+An artifact is started once per replay, against the replay's database, and then run once per
+batch with the batch's abort point. The replay loop sees only this interface, so that a new
+kind of artifact is one module here. `script` is a SQL script; `dbt` is a dbt project.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from arrivalbench.core.artifacts.base import Artifact, Run
+
+if TYPE_CHECKING:
+    from arrivalbench.core.task import TaskSpec
+
+__all__ = ["Artifact", "Run", "load"]
+
+
+def load(path: Path, spec: TaskSpec, select: str | None = None) -> Artifact:
+    """The artifact at `path`: a dbt project folder (one with a dbt_project.yml) or a SQL
+    script. `select` names the dbt model graded as the task's target."""
+    from arrivalbench.core.artifacts.script import Script, read_script
+
+    if path.is_dir():
+        from arrivalbench.core.artifacts.dbt import load_project
+
+        return load_project(path, spec, select)
+    if select is not None:
+        from arrivalbench.errors import ArrivalBenchError
+
+        raise ArrivalBenchError(f"--select {select}: only for a dbt project folder; {path} is "
+                                "a file")
+    return Script(read_script(path))
