@@ -50,7 +50,14 @@ class Limits:
     statement_seconds: float = 5.0
     memory: str = "512MB"
     max_target_rows: int = 1_000_000
+    # What the harness reads back from a replay (a target, a result) in bytes of values: rows
+    # alone do not bound it (30 rows of 30 MB each are 900 MB in the grader).
+    max_read_bytes: int = 64 * 1024 * 1024
     disk: str = "1GB"  # what a replay's tables may occupy on a server engine (PostgreSQL)
+    # The wall-clock bound of one whole replay (every run of the artifact, loads included) and
+    # of loading a dbt project, enforced by a process that does not run the artifact.
+    replay_seconds: float = 300.0
+    load_seconds: float = 120.0
 
 
 @dataclass(frozen=True)
