@@ -99,7 +99,7 @@ def test_bad_input_is_one_line_and_nothing_is_written(tmp_path: Path, changes: d
 def test_a_reference_that_does_not_run_is_named(tmp_path: Path) -> None:
     req = request(tmp_path)
     req.reference.write_text("SELECT nothing FROM orders", encoding="utf-8")
-    with pytest.raises(TaskError, match="reference.sql: does not run over the sources"):
+    with pytest.raises(TaskError, match=r"reference\.sql: does not run over the sources"):
         build(req)
 
 
