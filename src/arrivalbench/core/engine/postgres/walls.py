@@ -1,0 +1,140 @@
+"""The walls of a replay on PostgreSQL, made of privileges and ownership.
+
+A pipeline runs as the role `replay`, made afresh for every replay: no superuser, no CREATEDB,
+CREATEROLE, REPLICATION or BYPASSRLS, a member of no role (so of none of the predefined roles
+that read or write server files or run programs), allowed to connect to the database `replay`
+only (pg_hba.conf). On that database it has CONNECT and TEMPORARY and nothing else: without
+CREATE on the database it can make no schema, no publication and no extension, trusted or not.
+It owns the schema `main` and may read the schema `incoming`, which the harness owns; every
+other object it can name belongs to the superuser.
+
+What a role may still do to itself is undone by the owner: a role can give itself session
+defaults (`ALTER ROLE replay [IN DATABASE d] SET ...`), which PostgreSQL has no privilege to
+forbid. After every run the harness reads `pg_db_role_setting` as the superuser; a default
+left there is removed and the run is an ERROR of phase `sandbox`. The limits of a session
+(`work_mem`, `temp_file_limit`) are defaults of the database, which the role does not own and
+cannot alter; `temp_file_limit` is reserved to superusers besides.
+
+The harness's own queries never resolve a name through anything the pipeline made: they run on
+connections whose search path is `pg_catalog` alone, given at connection start (a client's
+startup options outrank role and database defaults), with every function call qualified. Its
+reads of what the pipeline made run as the replay role (so a function in a view never runs as
+the superuser), in read-only transactions, on a connection of their own each time.
+"""
+
+from __future__ import annotations
+
+import re
+
+from psycopg import sql as pgsql
+
+from arrivalbench.core.engine import Limits
+from arrivalbench.core.engine.postgres.errors import READ_LIMIT_STATE
+
+REPLAY = "replay"  # the database and the role: the same names every replay, for stable messages
+HARNESS_SCHEMA = "arrivalbench"  # the superuser's: the read guard lives there
+
+# Startup options of every connection: the client's settings outrank role and database
+# defaults, so a default a pipeline managed to leave cannot reach them.
+_COMMON = "-c TimeZone=UTC -c DateStyle=ISO,YMD -c IntervalStyle=postgres " \
+          "-c extra_float_digits=1 -c bytea_output=hex -c client_encoding=UTF8"
+PIPELINE_OPTIONS = f"-c search_path=main {_COMMON}"
+HARNESS_OPTIONS = f"-c search_path=pg_catalog {_COMMON}"
+READER_OPTIONS = f"{HARNESS_OPTIONS} -c default_transaction_read_only=on"
+
+_UNITS = {"": 1, "B": 1, "KB": 1000, "MB": 1000**2, "GB": 1000**3, "TB": 1000**4,
+          "KIB": 1024, "MIB": 1024**2, "GIB": 1024**3, "TIB": 1024**4}
+
+
+def size_bytes(text: str) -> int:
+    """'512MB' (DuckDB's spelling of a size) in bytes."""
+    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", text)
+    if not found or found.group(2).upper() not in _UNITS:
+        raise ValueError(f"not a size: {text!r}")
+    return int(float(found.group(1)) * _UNITS[found.group(2).upper()])
+
+
+# A backend's own mappings (binary, libraries, shared buffers) before it allocates anything.
+_BACKEND_BASE = 256 * 1024**2
+
+
+def address_space(limits: Limits) -> int:
+    """The address-space limit of every backend of a server for replays under `limits`."""
+    return _BACKEND_BASE + size_bytes(limits.memory)
+
+
+# The guard of every read: raises (SQLSTATE READ_LIMIT_STATE) as soon as the rows read so far
+# hold more than the limit in text form, so neither the server's reply nor the grader ever
+# holds more. The superuser owns it in a schema the role may use but not change.
+READ_GUARD = f"""
+CREATE SCHEMA IF NOT EXISTS {HARNESS_SCHEMA};
+CREATE OR REPLACE FUNCTION {HARNESS_SCHEMA}.within(so_far bigint, allowed bigint) RETURNS boolean
+LANGUAGE plpgsql PARALLEL SAFE SET search_path = pg_catalog AS $guard$
+BEGIN
+    IF so_far > allowed THEN
+        RAISE EXCEPTION 'what is read back holds more than % bytes, the limit', allowed
+            USING ERRCODE = '{READ_LIMIT_STATE}';
+    END IF;
+    RETURN true;
+END $guard$;
+"""
+
+
+def bounded(query: str, limits: Limits) -> str:
+    """`query` wrapped so that the server stops it past `limits.max_read_bytes` (counted as the
+    text of the rows, running, in the order they come) or `limits.max_target_rows` + 1 rows.
+    The guard's result is the first column. `query` is the harness's own text."""
+    return (f"SELECT {HARNESS_SCHEMA}.within(pg_catalog.sum(pg_catalog.octet_length("
+            f"ROW(__read.*)::pg_catalog.text)) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND "
+            f"CURRENT ROW), {int(limits.max_read_bytes)}), __read.* FROM ({query}) AS __read "
+            f"LIMIT {int(limits.max_target_rows) + 1}")
+
+
+def prepare_database() -> str:
+    """Once per replay database: nobody but its owner may connect or create in it."""
+    return f"REVOKE ALL ON DATABASE {REPLAY} FROM PUBLIC; {READ_GUARD}"
+
+
+def reset_role(role_exists: bool, limits: Limits) -> str:
+    """Drop the previous replay's role and all it owned; make the role and schemas afresh, and
+    set the session limits as defaults of the database (the role cannot alter them)."""
+    work_mem = max(1, size_bytes(limits.memory) // 4 // 1024)  # kB; hash tables may use 2x
+    temp = max(1, size_bytes(limits.disk) // 1024)
+    drop = ("SELECT pg_catalog.pg_terminate_backend(pid) FROM pg_catalog.pg_stat_activity "
+            f"WHERE usename = '{REPLAY}'; "
+            f"DROP OWNED BY {REPLAY} CASCADE; DROP ROLE {REPLAY}; ") if role_exists else ""
+    return (
+        drop
+        + "DROP SCHEMA IF EXISTS incoming CASCADE; "
+        f"CREATE ROLE {REPLAY} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION "
+        "NOBYPASSRLS NOINHERIT; "
+        f"ALTER DATABASE {REPLAY} SET search_path = main; "
+        f"ALTER DATABASE {REPLAY} SET work_mem = '{work_mem}kB'; "
+        f"ALTER DATABASE {REPLAY} SET maintenance_work_mem = '{work_mem}kB'; "
+        f"ALTER DATABASE {REPLAY} SET temp_file_limit = '{temp}kB'; "
+        # CONNECT and TEMPORARY, not CREATE: no schema, publication or extension.
+        f"GRANT CONNECT, TEMPORARY ON DATABASE {REPLAY} TO {REPLAY}; "
+        f"CREATE SCHEMA main AUTHORIZATION {REPLAY}; "
+        f"CREATE SCHEMA incoming; GRANT USAGE ON SCHEMA incoming TO {REPLAY}; "
+        f"GRANT USAGE ON SCHEMA {HARNESS_SCHEMA} TO {REPLAY}")
+
+
+# The session defaults the role gave itself (it has none of its own: the harness sets its
+# limits on the database), with the database each applies in (NULL: every database).
+ROLE_DEFAULTS = f"""
+SELECT d.datname, s.setconfig FROM pg_catalog.pg_db_role_setting s
+LEFT JOIN pg_catalog.pg_database d ON d.oid = s.setdatabase
+WHERE s.setrole = '{REPLAY}'::pg_catalog.regrole ORDER BY 1
+"""
+
+
+def reset_role_defaults(database: str | None) -> pgsql.Composed:
+    where = pgsql.SQL("") if database is None else \
+        pgsql.SQL(" IN DATABASE {}").format(pgsql.Identifier(database))
+    return pgsql.SQL("ALTER ROLE {}{} RESET ALL").format(pgsql.Identifier(REPLAY), where)
+
+
+# Asked on the pipeline's own connection at the end of its run: a LISTEN that outlives the
+# statement that made it. (A NOTIFY reaches only listeners, and there are none: a server per
+# grading process, every session on it the harness's or the run's own.)
+LISTENING = "SELECT pg_catalog.pg_listening_channels()"
