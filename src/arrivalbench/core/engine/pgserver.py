@@ -70,6 +70,7 @@ SETTINGS = {
     "checkpoint_timeout": "1h",
     "shared_buffers": "64MB",
     "max_connections": "20",
+    "max_prepared_transactions": "0",  # none may outlive its session (the default, said)
     "max_worker_processes": "0",  # no parallel workers: one core per replay, stable plans
     "max_parallel_workers_per_gather": "0",
     "autovacuum": "off",  # statistics change only when a pipeline asks: stable plans
@@ -271,8 +272,8 @@ class Server:
 
     def _prepare(self) -> None:
         """Lock the server down once: no database but a replay's own admits PUBLIC, and the
-        template every replay's database copies keeps functions that would change settings or
-        signal other sessions from PUBLIC."""
+        template every replay's database copies keeps functions that would change settings,
+        signal other sessions or write WAL from PUBLIC."""
         with self.connect() as con:
             for name in ("postgres", "template1"):
                 con.execute(f"REVOKE ALL ON DATABASE {name} FROM PUBLIC")
@@ -281,6 +282,11 @@ class Server:
                         "FROM PUBLIC")
             con.execute("REVOKE EXECUTE ON FUNCTION pg_catalog.pg_notify(text, text) "
                         "FROM PUBLIC")
+            # Writes WAL, which no database size counts; a replication feature no pipeline
+            # needs.
+            for args in ("boolean, text, text, boolean", "boolean, text, bytea, boolean"):
+                con.execute("REVOKE EXECUTE ON FUNCTION "
+                            f"pg_catalog.pg_logical_emit_message({args}) FROM PUBLIC")
             con.execute("REVOKE ALL ON SCHEMA public FROM PUBLIC")
 
     def stop(self) -> None:

@@ -205,19 +205,18 @@ class Database:
         return self._server.connect(REPLAY, REPLAY, options=walls.READER_OPTIONS)
 
     def read(self, name: str) -> Table:
-        con = self._reader()
-        try:
-            found = self._execute(con, _EXISTS, "read-target", params=[name, name]).fetchone()
-            if not found:
-                raise Failure("read-target", f"main.{name} does not exist after the last run")
-            return self._fetch(con, pgsql.SQL("SELECT * FROM {}").format(
-                pgsql.Identifier("main", str(found[0]))).as_string(con), "read-target")
-        finally:
-            con.close()
+        # A lookup in the catalog only: the owner's connection, pinned to pg_catalog.
+        found = self._execute(self._admin, _EXISTS, "read-target",
+                              params=[name, name]).fetchone()
+        if not found:
+            raise Failure("read-target", f"main.{name} does not exist after the last run")
+        return self.query(pgsql.SQL("SELECT * FROM {}").format(
+            pgsql.Identifier("main", str(found[0]))).as_string(self._admin), "read-target")
 
     def query(self, sql: str, phase: Phase) -> Table:
-        """A query of the harness, run as the replay's role on a connection of its own whose
-        search path is `pg_catalog` only: `sql` names the pipeline's tables with their schema."""
+        """A query of the harness as the pipeline would see the database: as the replay's role,
+        read-only, on a connection of its own. `sql` qualifies every name it adds (a function
+        or operator of the pipeline's in `main` would otherwise stand in for the catalog's)."""
         con = self._reader()
         try:
             return self._fetch(con, sql, phase)

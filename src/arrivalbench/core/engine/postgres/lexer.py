@@ -60,7 +60,8 @@ _MODIFIERS = {"OR", "REPLACE", "TRUSTED", "PROCEDURAL", "IF", "EXISTS", "NOT"}
 
 
 def _refusal(tokens: Sequence[Token]) -> str | None:
-    words = [t.text.upper() for t in tokens[:6]]
+    # sqlglot gives some statements as a command and one string of the rest: split it too.
+    words = " ".join(t.text for t in tokens[:6]).upper().split()
     if not words:
         return None
     if words[0] in _REFUSED_FIRST:

@@ -15,11 +15,12 @@ left there is removed and the run is an ERROR of phase `sandbox`. The limits of 
 (`work_mem`, `temp_file_limit`) are defaults of the database, which the role does not own and
 cannot alter; `temp_file_limit` is reserved to superusers besides.
 
-The harness's own queries never resolve a name through anything the pipeline made: they run on
-connections whose search path is `pg_catalog` alone, given at connection start (a client's
-startup options outrank role and database defaults), with every function call qualified. Its
-reads of what the pipeline made run as the replay role (so a function in a view never runs as
-the superuser), in read-only transactions, on a connection of their own each time.
+The harness's own queries never resolve a name through anything the pipeline made: its catalog
+lookups run as the superuser on connections whose search path is `pg_catalog` alone, given at
+connection start (a client's startup options outrank role and database defaults), with every
+function call qualified. Its reads of what the pipeline made run as the replay role (so a
+function in a view never runs as the superuser), in read-only transactions, on a connection of
+their own each time, and every name the harness adds to them is qualified.
 """
 
 from __future__ import annotations
@@ -39,8 +40,13 @@ HARNESS_SCHEMA = "arrivalbench"  # the superuser's: the read guard lives there
 _COMMON = "-c TimeZone=UTC -c DateStyle=ISO,YMD -c IntervalStyle=postgres " \
           "-c extra_float_digits=1 -c bytea_output=hex -c client_encoding=UTF8"
 PIPELINE_OPTIONS = f"-c search_path=main {_COMMON}"
+# The harness's own sessions (the superuser's): only the catalog is on the path.
 HARNESS_OPTIONS = f"-c search_path=pg_catalog {_COMMON}"
-READER_OPTIONS = f"{HARNESS_OPTIONS} -c default_transaction_read_only=on"
+# The harness's reads of what the pipeline made, as the role: the pipeline's functions in a
+# view resolve their names as in the pipeline's runs, and nothing read may write. Every name
+# the harness itself writes into a read is qualified (`bounded`), so nothing in `main` can
+# stand in for it.
+READER_OPTIONS = f"{PIPELINE_OPTIONS} -c default_transaction_read_only=on"
 
 _UNITS = {"": 1, "B": 1, "KB": 1000, "MB": 1000**2, "GB": 1000**3, "TB": 1000**4,
           "KIB": 1024, "MIB": 1024**2, "GIB": 1024**3, "TIB": 1024**4}
