@@ -63,6 +63,10 @@ PROBES = [
     Probe("role default: superuser's limit", "ALTER ROLE replay SET temp_file_limit = -1",
           "ERROR", "sandbox"),
     Probe("database default", "ALTER DATABASE replay SET work_mem = '4GB'", "ERROR", "sandbox"),
+    Probe("the harness's reader: a default",
+          "ALTER ROLE arrivalbench_reader SET search_path = main", "ERROR", "sandbox"),
+    Probe("the harness's reader: a membership", "GRANT replay TO arrivalbench_reader", "ERROR",
+          "sandbox"),
     # Attributes and memberships of roles.
     Probe("role: become superuser", "ALTER ROLE replay SUPERUSER", "ERROR", "sandbox"),
     Probe("role: read server files", "GRANT pg_read_server_files TO replay", "ERROR",

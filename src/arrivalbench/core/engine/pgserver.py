@@ -55,6 +55,10 @@ ROOT_NAME = "arrivalbench-postgres"
 SUPERUSER = "postgres"
 OS_USER = "embedded_postgres"  # PostgreSQL refuses to run as root
 START_SECONDS = 60.0
+# Who may connect, over the socket only: the harness's superuser anywhere; in the database
+# `replay`, the replay's role (the pipeline) and the harness's reader of what it made.
+READER = "arrivalbench_reader"
+HBA = f"local replay replay trust\nlocal replay {READER} trust\nlocal all {SUPERUSER} trust\n"
 
 # Settings a throwaway server can afford, and the ones that keep replays apart and bounded.
 SETTINGS = {
@@ -210,6 +214,8 @@ class Server:
             self.log.write_bytes(done.stderr)
             shutil.rmtree(self.data, ignore_errors=True)
             self._initdb_into(self.data, user)
+        # Written on every copy, so that a template made by an older harness has it too.
+        (self.data / "pg_hba.conf").write_text(HBA)
 
     def _initdb_into(self, data: Path, user: tuple[int, int] | None) -> None:
         with self.log.open("ab") as log:
@@ -221,10 +227,6 @@ class Server:
                 **self._run_as(user))
         if done.returncode != 0:
             raise self._failed("initdb failed")
-        # Only the harness's superuser and the replay's role, over the socket, ever connect.
-        (data / "pg_hba.conf").write_text(
-            "local replay replay trust\n"
-            f"local all {SUPERUSER} trust\n")
 
     def _start(self, user: tuple[int, int] | None) -> None:
         settings = {**SETTINGS, "unix_socket_directories": str(self.home)}

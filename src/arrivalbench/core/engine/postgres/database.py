@@ -199,10 +199,11 @@ class Database:
             self._admin.execute(walls.reset_role_defaults(database))
         return sorted({s.split("=", 1)[0] for _db, settings in found for s in settings or []})
 
-    def _reader(self) -> psycopg.Connection[Any]:
-        """A connection of the replay's role for one read of the harness: pinned search path,
-        read-only transactions, nothing left from an earlier read."""
-        return self._server.connect(REPLAY, REPLAY, options=walls.READER_OPTIONS)
+    def _reader(self, phase: Phase) -> psycopg.Connection[Any]:
+        """A connection of the harness's reader for one read, allowed to read what exists now:
+        pinned settings, read-only transactions, nothing left from an earlier read."""
+        self._execute(self._admin, walls.GRANT_READ, phase)
+        return self._server.connect(REPLAY, walls.READER, options=walls.READER_OPTIONS)
 
     def read(self, name: str) -> Table:
         # A lookup in the catalog only: the owner's connection, pinned to pg_catalog.
@@ -214,10 +215,11 @@ class Database:
             pgsql.Identifier("main", str(found[0]))).as_string(self._admin), "read-target")
 
     def query(self, sql: str, phase: Phase) -> Table:
-        """A query of the harness as the pipeline would see the database: as the replay's role,
-        read-only, on a connection of its own. `sql` qualifies every name it adds (a function
-        or operator of the pipeline's in `main` would otherwise stand in for the catalog's)."""
-        con = self._reader()
+        """A query of the harness as the pipeline would see the database (its search path), as
+        the harness's reader, read-only, on a connection of its own. `sql` qualifies every name
+        it adds (a function or operator of the pipeline's in `main` would otherwise stand in for
+        the catalog's)."""
+        con = self._reader(phase)
         try:
             return self._fetch(con, sql, phase)
         finally:

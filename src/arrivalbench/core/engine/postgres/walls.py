@@ -18,9 +18,12 @@ cannot alter; `temp_file_limit` is reserved to superusers besides.
 The harness's own queries never resolve a name through anything the pipeline made: its catalog
 lookups run as the superuser on connections whose search path is `pg_catalog` alone, given at
 connection start (a client's startup options outrank role and database defaults), with every
-function call qualified. Its reads of what the pipeline made run as the replay role (so a
-function in a view never runs as the superuser), in read-only transactions, on a connection of
-their own each time, and every name the harness adds to them is qualified.
+function call qualified. Its reads of what the pipeline made run as a role of the harness's,
+`arrivalbench_reader`: neither the superuser (a function in a view runs as whoever reads it)
+nor the pipeline's role (whose defaults and sessions the pipeline controls). The reader may
+only SELECT what is in `main` and `incoming`, granted by the owner just before each read; it
+reads in read-only transactions, on a connection of its own each time, and every name the
+harness adds to a read is qualified.
 """
 
 from __future__ import annotations
@@ -29,10 +32,11 @@ import re
 
 from psycopg import sql as pgsql
 
-from arrivalbench.core.engine import Limits
+from arrivalbench.core.engine import Limits, pgserver
 from arrivalbench.core.engine.postgres.errors import READ_LIMIT_STATE
 
 REPLAY = "replay"  # the database and the role: the same names every replay, for stable messages
+READER = pgserver.READER  # the harness's role for reading what a pipeline made
 HARNESS_SCHEMA = "arrivalbench"  # the superuser's: the read guard lives there
 
 # Startup options of every connection: the client's settings outrank role and database
@@ -42,10 +46,10 @@ _COMMON = "-c TimeZone=UTC -c DateStyle=ISO,YMD -c IntervalStyle=postgres " \
 PIPELINE_OPTIONS = f"-c search_path=main {_COMMON}"
 # The harness's own sessions (the superuser's): only the catalog is on the path.
 HARNESS_OPTIONS = f"-c search_path=pg_catalog {_COMMON}"
-# The harness's reads of what the pipeline made, as the role: the pipeline's functions in a
-# view resolve their names as in the pipeline's runs, and nothing read may write. Every name
-# the harness itself writes into a read is qualified (`bounded`), so nothing in `main` can
-# stand in for it.
+# The harness's reads of what the pipeline made, as its reader role: the pipeline's functions
+# in a view resolve their names as in the pipeline's runs, and nothing read may write. Every
+# name the harness itself writes into a read is qualified (`bounded`), so nothing in `main`
+# can stand in for it.
 READER_OPTIONS = f"{PIPELINE_OPTIONS} -c default_transaction_read_only=on"
 
 _UNITS = {"": 1, "B": 1, "KB": 1000, "MB": 1000**2, "GB": 1000**3, "TB": 1000**4,
@@ -97,8 +101,20 @@ def bounded(query: str, limits: Limits) -> str:
 
 
 def prepare_database() -> str:
-    """Once per replay database: nobody but its owner may connect or create in it."""
-    return f"REVOKE ALL ON DATABASE {REPLAY} FROM PUBLIC; {READ_GUARD}"
+    """Once per replay database: nobody but its owner may connect or create in it; the
+    harness's reader may connect and read, and nothing else (it is a member of no role and owns
+    nothing, so it outlives replays)."""
+    return (f"REVOKE ALL ON DATABASE {REPLAY} FROM PUBLIC; {READ_GUARD}; "
+            f"DO $reader$ BEGIN IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = "
+            f"'{READER}') THEN CREATE ROLE {READER} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE "
+            "NOREPLICATION NOBYPASSRLS NOINHERIT; END IF; END $reader$; "
+            f"GRANT CONNECT ON DATABASE {REPLAY} TO {READER}; "
+            f"GRANT USAGE ON SCHEMA {HARNESS_SCHEMA} TO {READER}")
+
+
+# Before each read, by the owner: what the reader may read is what exists now.
+GRANT_READ = (f"GRANT USAGE ON SCHEMA main, incoming TO {READER}; "
+              f"GRANT SELECT ON ALL TABLES IN SCHEMA main, incoming TO {READER}")
 
 
 def reset_role(role_exists: bool, limits: Limits) -> str:
