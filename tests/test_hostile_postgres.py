@@ -67,6 +67,9 @@ PROBES = [
           "ALTER ROLE arrivalbench_reader SET search_path = main", "ERROR", "sandbox"),
     Probe("the harness's reader: a membership", "GRANT replay TO arrivalbench_reader", "ERROR",
           "sandbox"),
+    Probe("the harness's read guard",
+          "CREATE OR REPLACE FUNCTION arrivalbench.within(bigint, bigint) RETURNS boolean "
+          "LANGUAGE sql AS $f$ SELECT true $f$", "ERROR", "sandbox"),
     # Attributes and memberships of roles.
     Probe("role: become superuser", "ALTER ROLE replay SUPERUSER", "ERROR", "sandbox"),
     Probe("role: read server files", "GRANT pg_read_server_files TO replay", "ERROR",
