@@ -68,7 +68,7 @@ PROBES = [
     Probe("the harness's reader: a membership", "GRANT replay TO arrivalbench_reader", "ERROR",
           "sandbox"),
     Probe("the harness's read guard",
-          "CREATE OR REPLACE FUNCTION arrivalbench.within(bigint, bigint) RETURNS boolean "
+          "CREATE OR REPLACE FUNCTION arrivalbench.past_limit(bigint) RETURNS boolean "
           "LANGUAGE sql AS $f$ SELECT true $f$", "ERROR", "sandbox"),
     # Attributes and memberships of roles.
     Probe("role: become superuser", "ALTER ROLE replay SUPERUSER", "ERROR", "sandbox"),
