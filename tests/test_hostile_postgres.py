@@ -83,6 +83,7 @@ PROBES = [
     Probe("extension: trusted, in main", "CREATE EXTENSION pg_trgm SCHEMA main", "ERROR",
           "sandbox"),
     Probe("extension: untrusted", "CREATE EXTENSION dblink", "ERROR", "sandbox"),
+    Probe("extension: the network", "CREATE EXTENSION postgres_fdw", "ERROR", "sandbox"),
     Probe("schema", "CREATE SCHEMA elsewhere", "ERROR", "sandbox"),
     Probe("publication: a table", "CREATE PUBLICATION leak FOR TABLE main.mine", "ERROR",
           "sandbox", before="CREATE TABLE main.mine (x int)"),
@@ -109,6 +110,8 @@ PROBES = [
           "sandbox"),
     # Files, programs and the server's own state.
     Probe("file: read", "SELECT pg_read_file('/etc/passwd')", "ERROR", "sandbox"),
+    Probe("host: the data directory", "SELECT current_setting('data_directory')", "ERROR",
+          "sandbox"),
     Probe("file: copy to", f"COPY (SELECT 1) TO '{MARKER}'", "ERROR", "sandbox"),
     Probe("file: program", f"COPY (SELECT 1) TO PROGRAM 'touch {MARKER}'", "ERROR",
           "sandbox"),
