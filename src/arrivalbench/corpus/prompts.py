@@ -23,7 +23,8 @@ VARIANTS = ("unhinted", "hazard_hint", "architecture", "budget")
 DEFAULT_VARIANT = "unhinted"
 MAX_TURNS = 3  # the snapshot repair loop: the first reply and at most two corrections
 
-# The execution contract, word for word as the README states it; no word of it names a hazard.
+# The execution contract, word for word as docs/contract.md states it; no word of it names a
+# hazard.
 CONTRACT = """\
 1. The database is DuckDB (the version pinned by the project). One database persists from the first run to the last.
 2. The pipeline is one text file of SQL statements separated by semicolons.
