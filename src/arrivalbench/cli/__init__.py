@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import signal
 import sys
@@ -28,9 +29,17 @@ from arrivalbench.sql.syntax import parse_problem
 from arrivalbench.study.store import DEFAULT_RESULTS
 from arrivalbench.words import count
 
+
 # Rich wraps at word boundaries to the terminal's width (80 columns when not a terminal and
 # COLUMNS is unset), so nothing is cut at a box edge when piped.
-out = Console(highlight=False)
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """Rich's own handler exits 1, the status of a verdict; hand it to `main`."""
+        self.quiet = True
+        raise BrokenPipeError
+
+
+out = _Console(highlight=False)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -86,7 +95,16 @@ def command_line() -> str:
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="arrivalbench")
 def app() -> None:
-    """Grade incremental data pipelines by running them again under time."""
+    """Grade incremental data pipelines by running them again under time.
+
+    \b
+    Exit status, every command:
+      0    done, and the verdicts are clean
+      1    the verdicts found something (a FAIL or ERROR, a failed gate check, a regrade
+           byte that differs)
+      2    bad input (one line on standard error saying what to fix)
+      3    an internal error: a bug in arrivalbench (its traceback, and where to report it)
+      130  interrupted"""
 
 
 @app.command()
@@ -229,7 +247,7 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
         click.echo("warning: nondeterministic: a second snapshot replay gave a different final "
                    "table; these verdicts may not reproduce (random(), now(), LIMIT without a "
                    "total order?)", err=True)
-    sys.exit(0 if all(v.status == "PASS" for v in verdicts) and differing is None else 1)
+    verdict_status(all(v.status == "PASS" for v in verdicts) and differing is None)
 
 
 # -- explain (one failure, made small) -----------------------------------------------------------
@@ -289,7 +307,7 @@ def explain_command(pipeline: Path | None, task: str | None, kind: str | None, s
             click.echo(canonical_json({"task": spec.id, "verdict": "PASS", "message": message}))
         else:
             click.echo(message)
-        sys.exit(0)
+        verdict_status(True)
     kind, seed = picked
     found = explaining.explain(spec, script, kind, seed, budget, limits, engine=engine)
     repro = None
@@ -301,7 +319,7 @@ def explain_command(pipeline: Path | None, task: str | None, kind: str | None, s
         click.echo(canonical_json(doc))
     else:
         click.echo("\n".join(describe(doc)))
-    sys.exit(0 if found.verdict == "PASS" and found.nondeterministic is None else 1)
+    verdict_status(found.verdict == "PASS" and found.nondeterministic is None)
 
 
 def explain_study(results: Path, budget: int, arms: Sequence[str], limits: Limits,
@@ -336,7 +354,7 @@ def gate_command(task_refs: Sequence[str], workers: int | None, engine: EngineNa
     for finding in report.findings:
         click.echo(finding.line())
     click.echo(report.summary(), err=True)
-    sys.exit(0 if report.ok else 1)
+    verdict_status(report.ok)
 
 
 # -- run, regrade (grading at scale) -------------------------------------------------------------
@@ -408,7 +426,7 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
                   if report.skipped else "")
                + (f", {len(report.nondeterministic)} differences in artifacts marked "
                   "nondeterministic (not counted)" if report.nondeterministic else ""))
-    sys.exit(1 if report.mismatches else 0)
+    verdict_status(not report.mismatches)
 
 
 # -- generate, idioms (model arms) ---------------------------------------------------------------
@@ -553,10 +571,22 @@ def read_script(path: Path) -> str:
 
 def fail(message: str) -> NoReturn:
     click.echo(f"arrivalbench: error: {message}", err=True)
-    sys.exit(2)
+    sys.exit(BAD_INPUT)
 
 
+# Exit statuses, the same for every command: CI tells a wrong pipeline (1) from bad input (2)
+# and from a broken harness (3).
+DONE = 0  # done, and clean
+FOUND = 1  # the verdicts found something: a FAIL or ERROR verdict, a failed gate check, ...
+BAD_INPUT = 2  # unknown task, unreadable file, invalid option: one line, no traceback
+BUG = 3  # an internal error: a bug in arrivalbench, with its traceback
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
+BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader went away (`| head`), as a shell reports it
+
+
+def verdict_status(clean: bool) -> NoReturn:
+    """Exit DONE when nothing was found, else FOUND."""
+    sys.exit(DONE if clean else FOUND)
 
 
 def _interrupted(owns_process: bool) -> NoReturn:
@@ -570,15 +600,14 @@ def _interrupted(owns_process: bool) -> NoReturn:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Exit status 2 with one line on standard error for bad input; 130 on Ctrl-C; for
-    anything else (a bug) the traceback, a line saying it is a bug and where to report it, and
-    exit status 1."""
+    """Run a command; exit with one of the statuses above. Bad input: one line on standard
+    error. A bug: its traceback, a line saying it is a bug and where to report it."""
     try:
         app.main(args=argv, prog_name="arrivalbench", standalone_mode=False,
                  obj={"argv": None if argv is None else ["arrivalbench", *argv]})
     except click.exceptions.NoArgsIsHelpError as exc:
         click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
-        sys.exit(2)
+        sys.exit(BAD_INPUT)
     except click.UsageError as exc:
         command = exc.ctx.command_path if exc.ctx else "arrivalbench"
         fail(f"{exc.format_message()} (see '{command} --help')")
@@ -589,11 +618,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     except ArrivalBenchError as exc:
         fail(str(exc))
     except BrokenPipeError:
-        sys.exit(1)
+        if argv is None:  # the interpreter's own flush at exit would fail again and say so
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(BROKEN_PIPE)
     except Exception:
         if interrupts.pressed():  # an engine error that Ctrl-C caused is not a bug
             _interrupted(argv is None)
         traceback.print_exc()
         click.echo("arrivalbench: internal error: this is a bug in arrivalbench, not a problem "
                    f"with your input; please report it to {REPORT_BUGS}", err=True)
-        sys.exit(1)
+        sys.exit(BUG)
