@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arrivalbench.core.artifacts import Artifact
-from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Failure, Limits, backend
+from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Failure, Limits, Table, backend
 from arrivalbench.core.log import load_log
 from arrivalbench.core.oracle import compare
 from arrivalbench.core.replay import Outcome, expected, replay
 from arrivalbench.core.schedules import CONTROLS, KINDS, Params, Schedule, make
-from arrivalbench.core.task import TaskSpec
+from arrivalbench.core.task import Column, Target, TaskSpec
 from arrivalbench.core.values import JSON, digest
 from arrivalbench.core.verdict import Verdict
 from arrivalbench.errors import ArrivalBenchError
@@ -174,5 +174,17 @@ def nondeterminism(spec: TaskSpec, script: Artifact | str, first: Outcome,
         return {"first": None if a is None else a.message,
                 "second": None if b is None else b.message}
     assert first.table is not None and second.table is not None
-    diff = compare(first.table, second.table, spec.target)
+    diff = compare(first.table, second.table, as_read(first.table, spec.target))
     return None if diff.ok else diff.document()
+
+
+def as_read(table: Table, target: Target) -> Target:
+    """`target` as a replay left it: the columns and types read back (an extra column or an
+    undeclared type is the pipeline's choice, the same in both replays, not chance), keyed on
+    the task's key where the table has it, else on every column."""
+    declared = {k.lower() for k in target.key}
+    key = tuple(n for n, _ in table.columns if n.lower() in declared)
+    if len(key) != len(declared):
+        key = tuple(n for n, _ in table.columns)
+    return Target(target.name, tuple(Column(n, t) for n, t in table.columns), key,
+                  target.tolerance)
