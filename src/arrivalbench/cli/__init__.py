@@ -13,6 +13,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.text import Text
 
 from arrivalbench import __version__, interrupts, render
@@ -27,7 +28,7 @@ from arrivalbench.errors import REPORT_BUGS, ArrivalBenchError, missing_extra
 from arrivalbench.explain import DEFAULT_BUDGET as EXPLAIN_BUDGET
 from arrivalbench.sql.syntax import parse_problem
 from arrivalbench.study.store import DEFAULT_RESULTS
-from arrivalbench.words import count
+from arrivalbench.words import count, printable, printable_doc
 
 
 # Rich wraps at word boundaries to the terminal's width (80 columns when not a terminal and
@@ -236,8 +237,8 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
         problem = parse_problem(script) if script is not None and engine == "duckdb" \
             else None
         if problem is not None:  # every replay is the same ERROR: say it once, with its place
-            out.print(Text(f"{pipeline} does not parse: {problem.describe()}; every replay "
-                           "is an ERROR", style=render.STYLE["ERROR"]))
+            out.print(Text(printable(f"{pipeline} does not parse: {problem.describe()}; every "
+                                     "replay is an ERROR"), style=render.STYLE["ERROR"]))
         out.print(render.grade_table(spec, pipeline, verdicts))
         if measure:
             out.print(render.cost_table(verdicts, costs))
@@ -327,7 +328,7 @@ def explain_study(results: Path, budget: int, arms: Sequence[str], limits: Limit
     from arrivalbench.explain.study import explain_results
 
     summary = explain_results(results, budget, arms, limits,
-                              note=lambda m: click.echo(m, err=True), engine=engine)
+                              note=lambda m: click.echo(printable(m), err=True), engine=engine)
     click.echo(f"explained {summary.explained} failing artifacts ({summary.skipped} already "
                f"explained) into {results}, table minimal_plans")
     for name, cells in summary.shapes.items():
@@ -416,10 +417,11 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
     report = regrade(results, sample, workers, executor)
     for m in report.mismatches:
         task_digest, schedule, seed, artifact, engine, harness = m.key
-        click.echo(f"mismatch: task {m.task} ({task_digest}) schedule {schedule} seed {seed} "
-                   f"artifact {artifact} {engine_label(engine)} arrivalbench {harness}")
-        click.echo(f"  stored:  {m.stored}")
-        click.echo(f"  regrade: {m.now}")
+        click.echo(printable(f"mismatch: task {m.task} ({task_digest}) schedule {schedule} "
+                             f"seed {seed} artifact {artifact} {engine_label(engine)} "
+                             f"arrivalbench {harness}"))
+        click.echo(printable(f"  stored:  {m.stored}"))
+        click.echo(printable(f"  regrade: {m.now}"))
     click.echo(f"regraded {report.checked} of {count(report.stored, 'stored replay')} in "
                f"{report.seconds:.1f} s: {count(len(report.mismatches), 'mismatch', 'mismatches')}"
                + (f", {report.skipped} not reproducible here (see warnings)"
@@ -541,17 +543,18 @@ def report(results: Path, out_dir: Path, arms: Sequence[str], seed: int,
     except ImportError as exc:
         raise missing_extra("report", "report", exc.name) from None
     written = reporting.write(results, out_dir, arms, seed, compare or ())
-    out.print(summary_table(written.doc))
+    doc = printable_doc(written.doc)
+    out.print(summary_table(doc))
     if compare:
-        out.print(comparison_table(written.doc))
-        for line in changed_lines(written.doc):
+        out.print(comparison_table(doc))
+        for line in changed_lines(doc):
             click.echo(line)
-    if "engine_comparison" in written.doc:
-        out.print(engine_table(written.doc))
-        for line in split_lines(written.doc):
+    if "engine_comparison" in doc:
+        out.print(engine_table(doc))
+        for line in split_lines(doc):
             out.print(line, soft_wrap=False, markup=False, highlight=False)
-    for line in notes(written.doc):  # wrapped at word boundaries, not cut by the terminal
-        out.print(f"[yellow]note:[/yellow] {line}", soft_wrap=False)
+    for line in notes(doc):  # wrapped at word boundaries, not cut by the terminal
+        out.print(f"[yellow]note:[/yellow] {escape(line)}", soft_wrap=False)
     out.print(f"wrote {len(written.files)} files to {written.out}: metrics.json, report.md, "
               f"report.html, CSVs, figures/", soft_wrap=False)
 
@@ -570,7 +573,7 @@ def read_script(path: Path) -> str:
 
 
 def fail(message: str) -> NoReturn:
-    click.echo(f"arrivalbench: error: {message}", err=True)
+    click.echo(f"arrivalbench: error: {printable(message, lines=False)}", err=True)
     sys.exit(BAD_INPUT)
 
 

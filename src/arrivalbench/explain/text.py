@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from arrivalbench.core.values import JSON
 from arrivalbench.explain.timeline import diff_line, lines
+from arrivalbench.words import printable
 
 
 def describe(doc: dict[str, JSON]) -> list[str]:
+    """The document in lines, every control character an artifact put in it escaped."""
+    return [printable(line, lines=False) for line in _describe(doc)]
+
+
+def _describe(doc: dict[str, JSON]) -> list[str]:
     out = [f"{doc['task']}: {doc['schedule']}, seed {doc['seed']}: {doc['verdict']}"]
     if doc["nondeterministic"]:
         out.append("the pipeline is nondeterministic: two replays of the same plan gave "

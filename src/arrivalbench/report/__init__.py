@@ -18,6 +18,7 @@ from arrivalbench.report import document, figures, html, markdown, tables
 from arrivalbench.report.bootstrap import METHOD
 from arrivalbench.report.load import load
 from arrivalbench.report.metrics import used_verdicts
+from arrivalbench.words import printable_doc
 
 DEFAULT_SEED = 0
 
@@ -42,8 +43,9 @@ def write(results: Path | str, out: Path | str, arms: Sequence[str] = (),
     data = load(results, arms, compare)
     doc = document.build(data, seed, compare)
     count = len(used_verdicts(data))
-    built = tables.build(doc)
-    charts = figures.charts(doc)
+    shown = printable_doc(doc)  # arm names, reasons: text a submission or a model chose
+    built = tables.build(shown)
+    charts = figures.charts(shown)
     out = Path(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -54,10 +56,10 @@ def write(results: Path | str, out: Path | str, arms: Sequence[str] = (),
     files: dict[Path, str] = {out / "metrics.json": metrics_json(doc)}
     files |= {out / f"{t.name}.csv": tables.to_csv(t) for t in built}
     files |= {out / "figures" / f"{c.name}.svg": c.svg for c in charts}
-    files[out / "report.md"] = markdown.render(doc, built, charts, METHOD, count)
+    files[out / "report.md"] = markdown.render(shown, built, charts, METHOD, count)
     from arrivalbench.report.timeline import section
 
-    files[out / "report.html"] = html.render(doc, built, charts, METHOD, count,
+    files[out / "report.html"] = html.render(shown, built, charts, METHOD, count,
                                              section(results))
     try:
         for name, *_ in figures.FIGURES:  # a figure this report does not have must not linger
