@@ -27,6 +27,7 @@ from arrivalbench.corpus.prompts import DEFAULT_VARIANT, VARIANTS
 from arrivalbench.errors import REPORT_BUGS, ArrivalBenchError, missing_extra
 from arrivalbench.explain import DEFAULT_BUDGET as EXPLAIN_BUDGET
 from arrivalbench.sql.syntax import parse_problem
+from arrivalbench.study.keys import engine_label
 from arrivalbench.study.store import DEFAULT_RESULTS
 from arrivalbench.words import count, printable, printable_doc
 
@@ -557,13 +558,6 @@ def report(results: Path, out_dir: Path, arms: Sequence[str], seed: int,
         out.print(f"[yellow]note:[/yellow] {escape(line)}", soft_wrap=False)
     out.print(f"wrote {len(written.files)} files to {written.out}: metrics.json, report.md, "
               f"report.html, CSVs, figures/", soft_wrap=False)
-
-
-def engine_label(tag: str) -> str:
-    """A key's engine version as words: `duckdb 2.0.1`, `postgres 18.1`."""
-    from arrivalbench.study.store import engine_of
-
-    return f"{DEFAULT_ENGINE} {tag}" if engine_of(tag) == DEFAULT_ENGINE else tag
 
 
 def read_script(path: Path) -> str:

@@ -51,7 +51,7 @@ def write(results: Path | str, out: Path | str, arms: Sequence[str] = (),
         out.mkdir(parents=True, exist_ok=True)
         (out / "figures").mkdir(exist_ok=True)
     except OSError as exc:
-        raise ArrivalBenchError(f"--out {out}: cannot create the folder ({exc.strerror})") \
+        raise ArrivalBenchError(f"report folder {out}: cannot create it ({exc.strerror})") \
             from None
     files: dict[Path, str] = {out / "metrics.json": metrics_json(doc)}
     files |= {out / f"{t.name}.csv": tables.to_csv(t) for t in built}
@@ -69,6 +69,6 @@ def write(results: Path | str, out: Path | str, arms: Sequence[str] = (),
         for path, text in files.items():
             path.write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise ArrivalBenchError(f"--out {out}: cannot write the report ({exc.strerror})") \
+        raise ArrivalBenchError(f"report folder {out}: cannot write the report ({exc.strerror})") \
             from None
     return Written(doc, out, tuple(files))

@@ -7,7 +7,6 @@ docs/metrics.md is generated from it); this module implements those definitions.
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -92,22 +91,22 @@ class CellFacts:
         return set(self.hazards.get(hazard, ())) == {"PASS"}
 
 
-def version_key(version: str) -> tuple[tuple[int, int | str], ...]:
-    """Order version strings number by number: 0.10.0 after 0.9.1."""
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.findall(r"\d+|[^\d.]+",
-                                                                             version))
+def stored_order(v: VerdictRow) -> tuple[bool, int, str, str]:
+    """Later for a verdict stored by a later run. Versions are `<release>+<hash>`, so their
+    text says nothing about which is newer; the run that stored a verdict does. A verdict
+    whose run is unknown (a hand-made file) counts as older than any with a run, and among
+    those the version text only breaks the tie, deterministically."""
+    return (v.run_id is not None, v.run_id or 0, v.harness_version, v.engine_version)
 
 
 def newest_verdicts(verdicts: Iterable[VerdictRow]) -> list[VerdictRow]:
-    """One verdict per (task digest, artifact, schedule, seed, engine): the newest version
-    pair's. Engines are kept apart: their versions do not compare (PostgreSQL 18 is not a newer
-    DuckDB)."""
+    """One verdict per (task digest, artifact, schedule, seed, engine): the one the latest run
+    stored. Engines are kept apart: each engine's newest is its own."""
     chosen: dict[tuple[str, str, str, int, str], VerdictRow] = {}
     for v in verdicts:
         key = (v.task_digest, v.artifact, v.schedule, v.seed, v.engine)
         old = chosen.get(key)
-        if old is None or ((version_key(v.harness_version), version_key(v.engine_version))
-                           > (version_key(old.harness_version), version_key(old.engine_version))):
+        if old is None or stored_order(v) > stored_order(old):
             chosen[key] = v
     return [chosen[k] for k in sorted(chosen)]
 

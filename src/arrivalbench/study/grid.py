@@ -40,7 +40,8 @@ from arrivalbench.study import arms as armlib
 from arrivalbench.study import executors
 from arrivalbench.study.cells import classify
 from arrivalbench.study.executors import Executor, Result, Unit, unit_key
-from arrivalbench.study.store import DEFAULT_RESULTS, Cell, Key, Store, StoredTask, current_versions
+from arrivalbench.study.keys import Key, current_versions
+from arrivalbench.study.store import DEFAULT_RESULTS, Cell, Store, StoredTask
 from arrivalbench.words import count
 
 DEFAULT_ARMS = armlib.BUILTIN_ARMS
