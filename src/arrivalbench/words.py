@@ -58,6 +58,12 @@ def _where(detail: Mapping[str, JSON]) -> str:
     return ", ".join(p for p in parts if p)
 
 
+# What a nondeterministic artifact's verdicts are worth, wherever it is reported.
+NONDETERMINISTIC = ("nondeterministic: a second snapshot replay gave a different final table; "
+                    "these verdicts may not reproduce (random(), now(), LIMIT without a total "
+                    "order?)")
+
+
 # -- terminal ------------------------------------------------------------------------------------
 
 

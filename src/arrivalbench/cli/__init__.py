@@ -16,10 +16,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from arrivalbench import __version__, interrupts, render
+from arrivalbench import __version__, interrupts, render, words
 from arrivalbench.core.engine import DEFAULT_ENGINE, ENGINES, EngineName, Limits, backend
 from arrivalbench.core.engine.cost import Cost, check_measurable
-from arrivalbench.core.grading import DEFAULT_SEEDS, grade_all, plan
+from arrivalbench.core.grading import DEFAULT_SEEDS, grade_artifact, plan
 from arrivalbench.core.schedules import KINDS
 from arrivalbench.core.task import builtin_ids, load_spec
 from arrivalbench.core.values import canonical_json
@@ -218,16 +218,12 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
         if measure:
             check_measurable(engine, script is not None)
         with render.progress(len(points), enabled=not as_json) as advance:
-            for verdict, outcome in grade_all(spec, artifact, points, limits, every_batch,
-                                              measure, engine_name=engine):
-                verdicts.append(verdict)
-                costs.append(outcome.cost)
-                advance(verdict.status)
-                if verdict.schedule == "snapshot":
-                    from arrivalbench.core.grading import nondeterminism
-
-                    differing = nondeterminism(spec, artifact, outcome, limits,
-                                               engine_name=engine)
+            for graded in grade_artifact(spec, artifact, points, limits, every_batch, measure,
+                                         engine_name=engine):
+                verdicts.append(graded.verdict)
+                costs.append(graded.outcome.cost)
+                advance(graded.verdict.status)
+                differing = differing or graded.nondeterministic
     document = render.grade_document(spec, verdicts, costs if measure else None)
     if differing is not None:
         document["nondeterministic"] = differing  # absent when deterministic: bytes unchanged
@@ -246,9 +242,7 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
         for block in [] if problem is not None else render.failure_details(verdicts):
             out.print(block)
     if differing is not None:
-        click.echo("warning: nondeterministic: a second snapshot replay gave a different final "
-                   "table; these verdicts may not reproduce (random(), now(), LIMIT without a "
-                   "total order?)", err=True)
+        click.echo(f"warning: {words.NONDETERMINISTIC}", err=True)
     verdict_status(all(v.status == "PASS" for v in verdicts) and differing is None)
 
 

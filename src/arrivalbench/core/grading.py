@@ -20,6 +20,15 @@ from arrivalbench.errors import ArrivalBenchError
 
 DEFAULT_SEEDS = 5
 
+# The controls a snapshot-passing script must also pass: every control but `snapshot` itself.
+CHECKED_CONTROLS: tuple[str, ...] = CONTROLS[1:]
+
+
+def plan_kinds(hazards: Sequence[str]) -> tuple[str, ...]:
+    """The schedules of a default grade in the one order every plan, table and explanation
+    uses: `snapshot`, the checked controls, then `hazards` (a task's declared ones, or all)."""
+    return ("snapshot", *CHECKED_CONTROLS, *hazards)
+
 
 @dataclass(frozen=True)
 class Point:
@@ -35,7 +44,7 @@ def plan(spec: TaskSpec, seeds: int = DEFAULT_SEEDS, kinds: Sequence[str] = ()) 
     check_seeds(seeds)
     for kind in kinds:
         check_kind(spec, kind)
-    chosen = list(kinds) or ["snapshot", *CONTROLS[1:], *spec.hazards]
+    chosen = list(kinds) or plan_kinds(spec.hazards)
     points = [Point("snapshot", 0)] if "snapshot" in chosen else []
     points += [Point(k, s) for k in dict.fromkeys(chosen) if k != "snapshot"
                for s in range(seeds)]
@@ -134,6 +143,38 @@ def grade_all(spec: TaskSpec, script: Artifact | str, points: Iterable[Point],
     expected(spec, limits)  # a broken reference is the task's fault: raise before any replay
     for point in points:
         yield grade(spec, script, point, limits, every_batch, measure, engine_name)
+
+
+@dataclass(frozen=True)
+class Graded:
+    """One point of a plan graded in full: its verdict, the replay's outcome and, for
+    `snapshot`, what a second replay changed (None: nothing, or not checked)."""
+
+    verdict: Verdict
+    outcome: Outcome
+    nondeterministic: dict[str, JSON] | None = None
+
+
+def grade_point(spec: TaskSpec, script: Artifact | str, point: Point,
+                limits: Limits = Limits(), every_batch: bool = False, measure: bool = False,
+                engine_name: EngineName = DEFAULT_ENGINE) -> Graded:
+    """`grade`, and on `snapshot` the nondeterminism check: one point graded as the CLI, the
+    executors and the Inspect scorer all grade it (one more replay per artifact)."""
+    verdict, outcome = grade(spec, script, point, limits, every_batch, measure, engine_name)
+    differing = nondeterminism(spec, script, outcome, limits, engine_name) \
+        if point.schedule == "snapshot" else None
+    return Graded(verdict, outcome, differing)
+
+
+def grade_artifact(spec: TaskSpec, script: Artifact | str, points: Iterable[Point],
+                   limits: Limits = Limits(), every_batch: bool = False,
+                   measure: bool = False, engine_name: EngineName = DEFAULT_ENGINE
+                   ) -> Iterator[Graded]:
+    """`grade_point` for each point of a plan, lazily, in order; a broken task raises
+    TaskError before any replay runs."""
+    expected(spec, limits)
+    for point in points:
+        yield grade_point(spec, script, point, limits, every_batch, measure, engine_name)
 
 
 PLAN_KIND = "plan"  # the schedule name of a verdict on an explicit plan

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Limits
-from arrivalbench.core.schedules import CONTROLS
-from arrivalbench.core.task import TaskSpec, load_spec
+from arrivalbench.core.grading import plan_kinds
+from arrivalbench.core.task import load_spec
 from arrivalbench.core.values import JSON
 from arrivalbench.explain import DEFAULT_BUDGET, explain
 from arrivalbench.study.keys import current_versions
@@ -68,10 +68,6 @@ class StudySummary:
     shapes: dict[str, int]
 
 
-def _order(spec: TaskSpec) -> list[str]:
-    return ["snapshot", *CONTROLS[1:], *spec.hazards]
-
-
 def explain_results(results: Path, budget: int = DEFAULT_BUDGET, arms: Sequence[str] = (),
                     limits: Limits = Limits(),
                     note: Callable[[str], None] | None = None,
@@ -103,7 +99,7 @@ def explain_results(results: Path, budget: int = DEFAULT_BUDGET, arms: Sequence[
             if spec.digest != cell.task_digest:
                 say(f"{cell.task}: the task changed since it was graded; not explained")
                 continue
-            order = _order(spec)
+            order = plan_kinds(spec.hazards)
             kind, seed, _v = min(failing[key], key=lambda f: (
                 order.index(f[0]) if f[0] in order else len(order), f[1]))
             say(f"explaining {cell.arm} {cell.task} ({kind}, seed {seed})")

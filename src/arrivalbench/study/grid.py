@@ -34,7 +34,7 @@ from arrivalbench.core.engine.cost import check_measurable
 from arrivalbench.core.grading import DEFAULT_SEEDS, check_seeds, plan
 from arrivalbench.core.task import TaskSpec, builtin_ids, load_spec, load_specs, source_of
 from arrivalbench.core.values import digest
-from arrivalbench.core.verdict import STATUSES as VERDICTS
+from arrivalbench.core.verdict import STATUSES
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.study import arms as armlib
 from arrivalbench.study import executors
@@ -394,5 +394,5 @@ def _summarise(store: Store, planned: Sequence[_Planned], arms: Sequence[str], s
             crash += cls.crash
             control += not cls.controls_pass
         out.append(ArmSummary(arm, len(cells), scripts, snapshot, hazard, silent, crash, control,
-                              ungraded, {k: tally[k] for k in VERDICTS}))
+                              ungraded, {k: tally[k] for k in STATUSES}))
     return out
