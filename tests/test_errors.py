@@ -131,3 +131,25 @@ def test_a_reader_that_goes_away_is_not_a_verdict() -> None:
     _, err = process.communicate(timeout=120)
     assert process.returncode == 141, err
     assert b"Traceback" not in err
+
+
+def test_only_a_missing_extra_reads_as_one(capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch,
+                                           tmp_path: Path) -> None:
+    """A missing report distribution is bad input (exit 2, install the extra); an ImportError
+    of arrivalbench's own modules is a bug (exit 3, traceback)."""
+    import sys
+
+    def fresh_report() -> None:  # the report's modules are imported again by the command
+        for name in [m for m in sys.modules if m.startswith("arrivalbench.report")]:
+            monkeypatch.delitem(sys.modules, name)
+
+    fresh_report()
+    monkeypatch.setitem(sys.modules, "arrivalbench.report.terminal", None)
+    code, err = run_main(capsys, "report", "--results", str(tmp_path / "r.duckdb"))
+    assert code == 3 and "Traceback" in err and "optional extra" not in err
+    monkeypatch.undo()
+    fresh_report()
+    monkeypatch.setitem(sys.modules, "numpy", None)
+    code, err = run_main(capsys, "report", "--results", str(tmp_path / "r.duckdb"))
+    assert code == 2 and "pip install 'arrivalbench[report]'" in err

@@ -31,6 +31,14 @@ def missing_extra(feature: str, extra: str, module: str | None = None) -> Arriva
                              f"pip install 'arrivalbench[{extra}]'")
 
 
+def is_missing(exc: ImportError, *modules: str) -> bool:
+    """Whether `exc` says one of `modules` (an extra's distribution) is not installed; any other
+    ImportError, such as one of arrivalbench's own modules, is a bug and must not read as a
+    missing extra."""
+    name = exc.name or ""
+    return any(name == m or name.startswith(m + ".") for m in modules)
+
+
 class WorkerError(Exception):
     """A worker process raised while grading (a bug, not bad input). Carries the worker's own
     traceback, which the parent cannot re-raise across processes."""

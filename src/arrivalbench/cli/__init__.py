@@ -24,7 +24,7 @@ from arrivalbench.core.schedules import KINDS
 from arrivalbench.core.task import builtin_ids, load_spec
 from arrivalbench.core.values import canonical_json
 from arrivalbench.corpus.prompts import DEFAULT_VARIANT, VARIANTS
-from arrivalbench.errors import REPORT_BUGS, ArrivalBenchError, missing_extra
+from arrivalbench.errors import REPORT_BUGS, ArrivalBenchError, is_missing, missing_extra
 from arrivalbench.explain import DEFAULT_BUDGET as EXPLAIN_BUDGET
 from arrivalbench.sql.syntax import parse_problem
 from arrivalbench.study.keys import engine_label
@@ -56,6 +56,22 @@ def results_option(help: str, dir_okay: bool = False) -> Callable[[F], F]:
     return click.option("--results", type=click.Path(path_type=Path, dir_okay=dir_okay),
                         default=DEFAULT_RESULTS, show_default=True, envvar="ARRIVALBENCH_RESULTS",
                         show_envvar=True, help=help)
+
+
+def task_option(help: str = "A built-in task id or a task folder.",
+                required: bool = False) -> Callable[[F], F]:
+    """`--task TASK`: the one task a command reads (`tasks_option` for several)."""
+    return click.option("--task", "task", required=required, metavar="TASK", help=help)
+
+
+def timeout_option(f: F) -> F:
+    return click.option("--timeout", type=click.FloatRange(min=0.01),
+                        default=Limits.statement_seconds, show_default=True,
+                        help="Seconds one statement may run.")(f)
+
+
+def json_option(help: str = "Print one JSON document.") -> Callable[[F], F]:
+    return click.option("--json", "as_json", is_flag=True, help=help)
 
 
 def tasks_option(f: F) -> F:
@@ -110,7 +126,7 @@ def app() -> None:
 
 
 @app.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+@json_option("Print the list as JSON.")
 def tasks(as_json: bool) -> None:
     """List the built-in tasks."""
     specs = [load_spec(t) for t in builtin_ids()]
@@ -127,9 +143,8 @@ def tasks(as_json: bool) -> None:
               help="The seed of --schedule.")
 @click.option("--prompt", "variant", type=click.Choice(VARIANTS),
               help="Print only the prompt of this variant, exactly as the model gets it.")
-@click.option("--json", "as_json", is_flag=True,
-              help="With --schedule: print the schedule as an explicit delivery plan (JSON), "
-                   "the format grade --plan reads.")
+@json_option("With --schedule: print the schedule as an explicit delivery plan (JSON), the "
+             "format grade --plan reads.")
 @engine_option("The engine the prompt is written for: its contract names it and its "
                "version, its schemas use its type names.")
 def show(task: str, schedule: str | None, seed: int, variant: str | None, as_json: bool,
@@ -161,8 +176,7 @@ def show(task: str, schedule: str | None, seed: int, variant: str | None, as_jso
 
 @app.command()
 @click.argument("pipeline", type=click.Path(path_type=Path))
-@click.option("--task", "task", required=True, metavar="TASK",
-              help="A built-in task id or a task folder.")
+@task_option(required=True)
 @click.option("--select", "select", metavar="MODEL",
               help="For a dbt project: the model graded as the task's target (default: the "
                    "model named after the target).")
@@ -170,9 +184,8 @@ def show(task: str, schedule: str | None, seed: int, variant: str | None, as_jso
               help="Grade only these schedules (repeatable). Default: snapshot, both controls "
                    "and every hazard the task declares.")
 @seeds_option()
-@click.option("--timeout", type=click.FloatRange(min=0.01), default=Limits.statement_seconds,
-              show_default=True, help="Seconds one statement may run.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@timeout_option
+@json_option()
 @click.option("--every-batch", is_flag=True,
               help="Also compare the target after every completed run with the reference over "
                    "the records delivered so far; the first divergent batch joins the detail.")
@@ -251,7 +264,7 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
 
 @app.command("explain")
 @click.argument("pipeline", type=click.Path(path_type=Path, dir_okay=False), required=False)
-@click.option("--task", "task", help="A built-in task id or a task folder.")
+@task_option()
 @click.option("--schedule", "kind", type=click.Choice(KINDS),
               help="The schedule to explain. Default: the first failing one of a default grade.")
 @click.option("--seed", type=click.IntRange(min=0),
@@ -260,18 +273,18 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
               show_default=True, help="Replays the shrinking may use.")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path),
               help="Write a repro bundle here (a new or empty folder).")
-@click.option("--timeout", type=click.FloatRange(min=0.01), default=Limits.statement_seconds,
-              show_default=True, help="Seconds one statement may run.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
-@click.option("--results", type=click.Path(path_type=Path, dir_okay=False),
+@timeout_option
+@json_option()
+@click.option("--results", is_flag=False, flag_value="", metavar="[FILE]",
               help="Instead of one PIPELINE: explain every failing cell of this results file "
-                   "and store the minimal plans in it (table minimal_plans).")
+                   "(alone: $ARRIVALBENCH_RESULTS, else the default results file) and store "
+                   "the minimal plans in it (table minimal_plans).")
 @click.option("--arm", "arms", multiple=True, help="With --results: only this arm (repeatable).")
 @engine_option("The engine PIPELINE runs on; with --results, the engine whose failing cells "
                "are explained.")
 def explain_command(pipeline: Path | None, task: str | None, kind: str | None, seed: int | None,
                     budget: int, out_dir: Path | None, timeout: float, as_json: bool,
-                    results: Path | None, arms: Sequence[str], engine: EngineName) -> None:
+                    results: str | None, arms: Sequence[str], engine: EngineName) -> None:
     """Why PIPELINE fails on TASK: the first divergent batch, a minimal failing delivery plan,
     its timeline and (with --out) a repro bundle. Exit 0 if it passes, 1 if it fails."""
     from arrivalbench import explain as explaining
@@ -282,7 +295,8 @@ def explain_command(pipeline: Path | None, task: str | None, kind: str | None, s
         if pipeline is not None or task is not None or kind or seed is not None or out_dir:
             raise ArrivalBenchError("--results explains stored cells: leave out PIPELINE, "
                                     "--task, --schedule, --seed and --out")
-        explain_study(results, budget, arms, Limits(statement_seconds=timeout), engine)
+        explain_study(results_file(results), budget, arms, Limits(statement_seconds=timeout),
+                      engine)
         return
     if pipeline is None or task is None:
         raise ArrivalBenchError("give PIPELINE and --task TASK (or --results FILE)")
@@ -324,8 +338,8 @@ def explain_study(results: Path, budget: int, arms: Sequence[str], limits: Limit
 
     summary = explain_results(results, budget, arms, limits,
                               note=lambda m: click.echo(printable(m), err=True), engine=engine)
-    click.echo(f"explained {summary.explained} failing artifacts ({summary.skipped} already "
-               f"explained) into {results}, table minimal_plans")
+    click.echo(f"explained {count(summary.explained, 'failing artifact')} ({summary.skipped} "
+               f"already explained) into {results}, table minimal_plans")
     for name, cells in summary.shapes.items():
         click.echo(f"{cells:6}  {name}")
 
@@ -488,11 +502,10 @@ def generate(model: str, variant: str, replicates: int, task_refs: Sequence[str]
 
 @app.command()
 @click.argument("script", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--task", "task", default=None,
-              help="The task SCRIPT is written for (a built-in id or a task folder): its record "
-                   "keys decide batch_dedup, history_table and anti_join. Without it every "
-                   "column of the batch counts as a record key.")
-@click.option("--json", "as_json", is_flag=True, help="Print a sorted JSON list of tags.")
+@task_option("The task SCRIPT is written for (a built-in id or a task folder): its record "
+             "keys decide batch_dedup, history_table and anti_join. Without it every column of "
+             "the batch counts as a record key.")
+@json_option("Print a sorted JSON list of tags.")
 def idioms(script: Path, task: str | None, as_json: bool) -> None:
     """The idiom signature of SCRIPT: history_table, anti_join, batch_dedup, upsert,
     watermark_filter, select_star, full_recompute, transaction (unparsed: sqlglot could not
@@ -505,6 +518,9 @@ def idioms(script: Path, task: str | None, as_json: bool) -> None:
         click.echo(canonical_json(tags))
     else:
         click.echo("\n".join(tags) if tags else "(no idiom found)")
+
+
+REPORT_EXTRA = ("matplotlib", "numpy", "scipy")  # the distributions of the 'report' extra
 
 
 # -- report --------------------------------------------------------------------------------------
@@ -536,6 +552,8 @@ def report(results: Path, out_dir: Path, arms: Sequence[str], seed: int,
             summary_table,
         )
     except ImportError as exc:
+        if not is_missing(exc, *REPORT_EXTRA):
+            raise
         raise missing_extra("report", "report", exc.name) from None
     written = reporting.write(results, out_dir, arms, seed, compare or ())
     doc = printable_doc(written.doc)
@@ -552,6 +570,13 @@ def report(results: Path, out_dir: Path, arms: Sequence[str], seed: int,
         out.print(f"[yellow]note:[/yellow] {escape(line)}", soft_wrap=False)
     out.print(f"wrote {len(written.files)} files to {written.out}: metrics.json, report.md, "
               f"report.html, CSVs, figures/", soft_wrap=False)
+
+
+def results_file(given: str) -> Path:
+    """The results file `--results` names; given alone, the one every command defaults to."""
+    if given:
+        return Path(given)
+    return Path(os.environ.get("ARRIVALBENCH_RESULTS") or DEFAULT_RESULTS)
 
 
 def read_script(path: Path) -> str:
