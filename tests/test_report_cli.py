@@ -48,8 +48,8 @@ def test_writes_every_file_and_prints_the_summary(results: Path, tmp_path: Path,
     assert rows["cells"] == ["3", "6", "2"]
     assert rows["cells without a script"] == ["0", "1", "0"]
     flat = " ".join(out.split())  # notes wrap at word boundaries
-    assert "note: m:unhinted: 1 cell(s) with a script but no snapshot verdict" in flat
-    assert "note: m:unhinted: 1 cell(s) without a script are counted apart" in flat
+    assert "note: m:unhinted: 1 cell with a script but no snapshot verdict" in flat
+    assert "note: m:unhinted: 1 cell without a script, counted apart" in flat
     assert max(len(line) for line in out.splitlines()) <= console.width  # 80 when captured
     assert "note: alpha" not in out
     assert results.read_bytes() == before  # the report never writes the results file

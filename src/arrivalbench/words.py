@@ -220,10 +220,6 @@ def _key(example: Mapping[str, JSON], types: Mapping[str, str]) -> str:
     return canonical_json(key)
 
 
-def _plural(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
 def _diff(spec: TaskSpec, detail: Mapping[str, JSON]) -> str:
     target = f"`main.{spec.target.name}`"
     rows = detail.get("rows") or {}
@@ -248,14 +244,14 @@ def _diff(spec: TaskSpec, detail: Mapping[str, JSON]) -> str:
         return (examples.get(kind) or [{}])[0]
 
     if counts.get("missing"):
-        lines.append(f"- {_plural(counts['missing'], 'expected row is', 'expected rows are')} "
+        lines.append(f"- {count(counts['missing'], 'expected row is', 'expected rows are')} "
                      f"missing, for example {_key(first('missing'), types)}")
     if counts.get("extra"):
-        lines.append(f"- {_plural(counts['extra'], 'row is', 'rows are')} not expected, for "
+        lines.append(f"- {count(counts['extra'], 'row is', 'rows are')} not expected, for "
                      f"example {_key(first('extra'), types)}")
     if counts.get("duplicated"):
         example = first("duplicated")
-        lines.append(f"- {_plural(counts['duplicated'], 'row repeats', 'rows repeat')} a key "
+        lines.append(f"- {count(counts['duplicated'], 'row repeats', 'rows repeat')} a key "
                      f"that should appear once, for example {_key(example, types)} appears "
                      f"{int(example.get('copies', 1)) + 1} times")
     if counts.get("changed"):
@@ -263,7 +259,7 @@ def _diff(spec: TaskSpec, detail: Mapping[str, JSON]) -> str:
                  f"{_value(e.get('got'), types.get(str(e.get('column')), ''))}, expected "
                  f"{_value(e.get('expected'), types.get(str(e.get('column')), ''))}"
                  for e in (examples.get("changed") or [])[:3]]
-        lines.append(f"- {_plural(counts['changed'], 'value differs', 'values differ')}, for "
+        lines.append(f"- {count(counts['changed'], 'value differs', 'values differ')}, for "
                      "example " + "; ".join(shown))
     return "\n".join(lines)
 

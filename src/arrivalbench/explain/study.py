@@ -20,6 +20,7 @@ from arrivalbench.core.values import JSON
 from arrivalbench.explain import DEFAULT_BUDGET, explain
 from arrivalbench.study.keys import current_versions
 from arrivalbench.study.store import MinimalPlan, Store
+from arrivalbench.words import count
 
 
 def shape(doc: dict[str, JSON]) -> str:
@@ -41,8 +42,8 @@ def shape(doc: dict[str, JSON]) -> str:
         where = ["after the last statement" if a["after_statement"] >= a["of"] else
                  "mid-script" for a in aborts]
         kinds = sorted(set(where))
-        count = "one abort" if len(aborts) == 1 else f"{len(aborts)} aborts"
-        return f"{count} {' and '.join(kinds)}{suffix}"
+        said = "one abort" if len(aborts) == 1 else f"{len(aborts)} aborts"
+        return f"{said} {' and '.join(kinds)}{suffix}"
     if any(e["evolution"] for e in timeline):
         return f"the new column{suffix}"
     if repeated:
@@ -50,7 +51,7 @@ def shape(doc: dict[str, JSON]) -> str:
         place = "in one batch" if again_same else "in a later batch"
         return f"{what} twice {place}{suffix}"
     if batches == 1:
-        return f"{records} record{'s' if records != 1 else ''} in one batch{suffix}"
+        return f"{count(records, 'record')} in one batch{suffix}"
     return f"{records} records over {batches} batches, none repeated{suffix}"
 
 
