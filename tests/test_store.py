@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from arrivalbench.core.engine import duckdb as duckdb_engine
 from arrivalbench.core.task import TaskSpec
 from arrivalbench.core.values import digest
 from arrivalbench.core.verdict import Verdict
@@ -19,11 +21,9 @@ from arrivalbench.study.store import Cell, Graded, Store, Turn
 def verdict(seed: int = 0, kind: str = "PASS", schedule: str = "in_order",
             artifact: str = "sha256:a", harness: str | None = None) -> Verdict:
     v = Verdict("tiny", "sha256:t", schedule, seed, "sha256:s", artifact, kind,  # type: ignore[arg-type]
-                {} if kind == "PASS" else {"counts": {"missing": 1}})
-    if harness is not None:
-        v = Verdict(v.task, v.task_digest, v.schedule, v.seed, v.schedule_digest, v.artifact,
-                    v.status, v.detail, harness_version=harness)
-    return v
+                {} if kind == "PASS" else {"counts": {"missing": 1}}, "duckdb",
+                duckdb_engine.VERSION)
+    return v if harness is None else replace(v, harness_version=harness)
 
 
 def test_a_new_file_gets_every_table_and_the_schema_version(tmp_path: Path) -> None:
@@ -100,8 +100,7 @@ def test_graded_keys_are_those_of_this_installation(tmp_path: Path) -> None:
 
 
 def test_a_failed_transaction_stores_nothing(tmp_path: Path) -> None:
-    broken = Verdict("tiny", "sha256:t", "in_order", 1, "sha256:s", "sha256:a", "FAIL",
-                     {"x": float("nan")})  # not JSON: the record cannot be written
+    broken = replace(verdict(1, "FAIL"), detail={"x": float("nan")})  # not JSON: unwritable
 
     with Store(tmp_path / "r.duckdb") as store:
         run = store.start_run("local", 1, 1, ["gold"])

@@ -17,7 +17,14 @@ from rich.markup import escape
 from rich.text import Text
 
 from arrivalbench import __version__, interrupts, render, words
-from arrivalbench.core.engine import DEFAULT_ENGINE, ENGINES, EngineName, Limits, backend
+from arrivalbench.core.engine import (
+    DEFAULT_ENGINE,
+    ENGINES,
+    FACTS,
+    EngineName,
+    Limits,
+    backend,
+)
 from arrivalbench.core.engine.cost import Cost, check_measurable
 from arrivalbench.core.grading import DEFAULT_SEEDS, grade_artifact, plan
 from arrivalbench.core.schedules import KINDS
@@ -204,9 +211,10 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
     from arrivalbench.core.artifacts.script import Script
 
     backend(engine)  # a missing extra is one line before anything runs
-    if pipeline.is_dir() and engine != "duckdb":
-        raise ArrivalBenchError(f"{pipeline}: a dbt project runs on engine duckdb only; grade "
-                                "it with --engine duckdb")
+    if pipeline.is_dir() and not FACTS[engine].runs_dbt:
+        on = ", ".join(name for name, f in FACTS.items() if f.runs_dbt)
+        raise ArrivalBenchError(f"{pipeline}: a dbt project runs on engine {on} only; grade "
+                                f"it with --engine {on}")
     spec = load_spec(task)
     artifact = artifacts.load(pipeline, spec, select)
     script = artifact.sql if isinstance(artifact, Script) else None
@@ -244,8 +252,8 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
         click.echo(canonical_json(document))
     else:
         # DuckDB's parser says where a script stops parsing; PostgreSQL's says it per statement.
-        problem = parse_problem(script) if script is not None and engine == "duckdb" \
-            else None
+        problem = parse_problem(script) if script is not None and \
+            FACTS[engine].locates_parse_errors else None
         if problem is not None:  # every replay is the same ERROR: say it once, with its place
             out.print(Text(printable(f"{pipeline} does not parse: {problem.describe()}; every "
                                      "replay is an ERROR"), style=render.STYLE["ERROR"]))

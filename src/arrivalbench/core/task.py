@@ -133,7 +133,7 @@ class TaskSpec:
     path: Path
     log_files: tuple[Path, ...]
     digest: str
-    budget: Budget = Budget(6.0)
+    budget: Budget  # the declared one, else its mode's in DEFAULT_BUDGETS
     incremental_sql: str | None = None  # a gold within the budget, when the task ships one
     other_gold: tuple[tuple[EngineName, str], ...] = ()  # gold.<engine>.sql of other engines
 

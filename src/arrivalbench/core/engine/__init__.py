@@ -25,6 +25,24 @@ ENGINES: tuple[EngineName, ...] = get_args(EngineName)
 DEFAULT_ENGINE: EngineName = "duckdb"
 
 
+@dataclass(frozen=True)
+class Facts:
+    """What the rest of the harness may ask of an engine without importing it (an engine's
+    module needs its extra): one place, instead of `engine == "duckdb"` where it matters."""
+
+    title: str  # how a person writes its name
+    runs_dbt: bool  # dbt projects run on it (dbt-duckdb is the adapter the harness drives)
+    measures_cost: bool  # its profiler counts the rows a statement reads
+    locates_parse_errors: bool  # its parser says where a whole script stops parsing
+
+
+FACTS: dict[EngineName, Facts] = {
+    "duckdb": Facts("DuckDB", runs_dbt=True, measures_cost=True, locates_parse_errors=True),
+    "postgres": Facts("PostgreSQL", runs_dbt=False, measures_cost=False,
+                      locates_parse_errors=False),
+}
+
+
 def check_engine(name: str) -> EngineName:
     """`name` as an engine name, or a one-line error listing the engines."""
     if name not in ENGINES:
