@@ -32,14 +32,13 @@ class Facts:
 
     title: str  # how a person writes its name
     runs_dbt: bool  # dbt projects run on it (dbt-duckdb is the adapter the harness drives)
-    measures_cost: bool  # its profiler counts the rows a statement reads
     locates_parse_errors: bool  # its parser says where a whole script stops parsing
+    # Which engines measure cost is `cost.MEASURABLE_ENGINES`, beside the profiler that does.
 
 
 FACTS: dict[EngineName, Facts] = {
-    "duckdb": Facts("DuckDB", runs_dbt=True, measures_cost=True, locates_parse_errors=True),
-    "postgres": Facts("PostgreSQL", runs_dbt=False, measures_cost=False,
-                      locates_parse_errors=False),
+    "duckdb": Facts("DuckDB", runs_dbt=True, locates_parse_errors=True),
+    "postgres": Facts("PostgreSQL", runs_dbt=False, locates_parse_errors=False),
 }
 
 
