@@ -52,3 +52,21 @@ def test_an_error_line_shows_a_control_character_escaped(
         capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = cli(capsys, "show", f"no{CLEAR}such")
     assert code == 2 and "\x1b" not in err and "no\\x1b[2Jsuch" in err
+
+
+def test_a_report_shows_an_arm_name_escaped(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from test_report_golden import verdict_row, write_results
+
+    arm = f"people{CLEAR}"
+    results = write_results(tmp_path / "r.duckdb", [(arm, "t1", 0, "x", None)],
+                            [verdict_row("t1", "x", "snapshot", 0, "P")])
+    code, out, err = cli(capsys, "report", "--results", str(results), "--out",
+                         str(tmp_path / "rep"))
+    assert code == 0, err
+    assert "\x1b" not in out + err
+    for name in ("report.md", "report.html"):
+        page = (tmp_path / "rep" / name).read_text(encoding="utf-8")
+        assert "\x1b" not in page and "people\\x1b[2J" in page
+    metrics = json.loads((tmp_path / "rep" / "metrics.json").read_text(encoding="utf-8"))
+    assert arm in metrics["arms"]  # the data keeps the name as it is
