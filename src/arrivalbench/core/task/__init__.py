@@ -17,6 +17,7 @@ from arrivalbench.core.task.spec import (
     DEFAULT_BUDGETS,
     DIFFICULTIES,
     HAZARDS,
+    LOG_SUFFIXES,
     MODES,
     Budget,
     Column,
@@ -31,7 +32,8 @@ from arrivalbench.core.task.spec import (
     pipeline_file,
 )
 
-__all__ = ["BUILTIN_DIR", "DEFAULT_BUDGETS", "DIFFICULTIES", "HAZARDS", "MODES", "Budget",
+__all__ = ["BUILTIN_DIR", "DEFAULT_BUDGETS", "DIFFICULTIES", "HAZARDS", "LOG_SUFFIXES",
+           "MODES", "Budget",
            "Column", "Difficulty", "Evolution", "Hazard", "Mode", "Negative", "Source", "Target",
            "TaskSpec", "builtin_ids", "load_spec", "load_specs", "pipeline_file", "resolve",
            "source_of"]

@@ -17,6 +17,7 @@ from arrivalbench.core.task.spec import (
     DEFAULT_BUDGETS,
     DIFFICULTIES,
     HAZARDS,
+    LOG_SUFFIXES,
     MODES,
     Budget,
     Column,
@@ -32,9 +33,6 @@ from arrivalbench.core.task.spec import (
 )
 from arrivalbench.core.textfile import read_text
 from arrivalbench.errors import TaskError
-
-LOG_SUFFIXES = (".jsonl", ".csv", ".parquet")
-
 
 
 class _Fields:

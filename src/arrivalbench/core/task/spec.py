@@ -20,6 +20,7 @@ Hazard = Literal[
     "late_arrival", "out_of_order", "duplicates", "crash_retry", "backfill", "schema_evolution"
 ]
 HAZARDS: tuple[Hazard, ...] = get_args(Hazard)
+LOG_SUFFIXES = (".jsonl", ".csv", ".parquet")  # the formats of log/<source>.*
 MODES: tuple[Mode, ...] = get_args(Mode)
 DIFFICULTIES: tuple[Difficulty, ...] = get_args(Difficulty)
 
