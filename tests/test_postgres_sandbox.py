@@ -135,7 +135,7 @@ def test_the_host_is_untouched(server: pgserver.Server, tiny: TaskSpec) -> None:
         roles = {r[0] for r in con.execute("SELECT rolname FROM pg_roles "
                                            "WHERE rolname NOT LIKE 'pg\\_%'")}
         assert databases == {"postgres", "template0", "template1", "replay"}
-        assert roles == {"postgres", "replay"}
+        assert roles == {"postgres", "replay", "arrivalbench_reader"}
         [(fsync,)] = con.execute("SHOW fsync").fetchall()
         assert fsync == "off"
     assert not Path("/tmp/arrivalbench-pwned").exists()

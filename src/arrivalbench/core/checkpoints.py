@@ -99,7 +99,16 @@ def references_over(spec: TaskSpec, sets: Sequence[frozenset[Ref]], limits: Limi
     return [full if len(s) == size else _CACHE[(spec, limits, s)] for s in sets]
 
 
-def _compute(spec: TaskSpec, sets: list[frozenset[Ref]], limits: Limits) -> list[Table]:
+def query_over(spec: TaskSpec, sql: str, sets: Sequence[frozenset[Ref]], file: str,
+               limits: Limits = Limits()) -> list[Table]:
+    """Another batch query over the same task (one SELECT, as `reference.sql` is: the gate's
+    independent reference) over each of `sets`, cast to the declared target types; not
+    cached. A query that does not run raises TaskError naming `file`."""
+    return _compute(spec, list(sets), limits, sql, file)
+
+
+def _compute(spec: TaskSpec, sets: list[frozenset[Ref]], limits: Limits,
+             sql: str | None = None, file: str = "reference.sql") -> list[Table]:
     """Sets that grow one on another form a chain. For each chain, every source is loaded
     once with a `__step` column, the index of the first set of the chain that holds the
     record, and read through a view that keeps the rows up to the current step: moving to
@@ -107,7 +116,11 @@ def _compute(spec: TaskSpec, sets: list[frozenset[Ref]], limits: Limits) -> list
     log = load_log(spec)
     out: list[Table] = []
     with reference_engine.database(limits) as db:
-        query = db.split(spec.reference_sql).parsed[0].query.strip().rstrip(";")
+        try:
+            query = db.split(spec.reference_sql if sql is None else sql).parsed[0].query
+        except Failure as failure:
+            raise TaskError(f"{spec.path / file}: {failure.message}") from None
+        query = query.strip().rstrip(";")
         casts = ", ".join(f'CAST("{c.name}" AS {c.type}) AS "{c.name}"'
                           for c in spec.target.columns)
         db.create("__step", pa.table({"k": pa.array([0], pa.int64())}))
@@ -128,7 +141,7 @@ def _compute(spec: TaskSpec, sets: list[frozenset[Ref]], limits: Limits) -> list
                     db.set_step("__step", step)
                     out.append(db.query(f"SELECT {casts} FROM ({query})", "run"))
         except Failure as failure:
-            raise TaskError(f"{spec.path / 'reference.sql'}: over a part of the log: "
+            raise TaskError(f"{spec.path / file}: over a part of the log: "
                             f"{failure.message}") from None
     return out
 

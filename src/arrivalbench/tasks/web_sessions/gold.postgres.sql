@@ -30,16 +30,15 @@ numbered AS (
                           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS session_no
     FROM ordered_hits
 )
--- (array_agg(page ORDER BY ...) FILTER (WHERE page IS NOT NULL))[1] is DuckDB's arg_min/arg_max,
--- which skip a null page.
+-- The page of the first and of the last hit, null when that hit's page is null.
 SELECT
     visitor_id,
     min(hit_at)                          AS session_start,
     max(hit_at)                          AS session_end,
     count(*)                             AS pageviews,
-    (array_agg(page ORDER BY hit_at, hit_id) FILTER (WHERE page IS NOT NULL))[1]
+    (array_agg(page ORDER BY hit_at, hit_id))[1]
                                          AS landing_page,
-    (array_agg(page ORDER BY hit_at DESC, hit_id DESC) FILTER (WHERE page IS NOT NULL))[1]
+    (array_agg(page ORDER BY hit_at DESC, hit_id DESC))[1]
                                          AS exit_page
 FROM numbered
 GROUP BY visitor_id, session_no;

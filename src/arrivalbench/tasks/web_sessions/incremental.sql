@@ -66,8 +66,8 @@ SELECT
     min(hit_at),
     max(hit_at),
     count(*),
-    arg_min(page, (hit_at, hit_id)),
-    arg_max(page, (hit_at, hit_id))
+    first(page ORDER BY hit_at, hit_id),
+    last(page ORDER BY hit_at, hit_id)
 FROM numbered
 GROUP BY visitor_id, session_no;
 

@@ -17,7 +17,7 @@ SELECT
     min(hit_at)                          AS session_start,
     max(hit_at)                          AS session_end,
     count(*)                             AS pageviews,
-    arg_min(page, (hit_at, hit_id))      AS landing_page,
-    arg_max(page, (hit_at, hit_id))      AS exit_page
+    first(page ORDER BY hit_at, hit_id)      AS landing_page,
+    last(page ORDER BY hit_at, hit_id)      AS exit_page
 FROM numbered
 GROUP BY visitor_id, session_no

@@ -11,7 +11,7 @@ CREATE OR REPLACE TABLE invoice_lines_taxed AS
 WITH priced AS (
     SELECT
         *,
-        CAST(round(quantity * unit_price * (100 - COALESCE(discount_pct, 0)) / 100, 2)
+        CAST(round(quantity * unit_price * (100 - COALESCE(discount_pct, 0)) * 0.01, 2)
              AS DECIMAL(12,2)) AS net_amount,
         CAST(CASE tax_region
             WHEN 'DE' THEN 0.19 WHEN 'FR' THEN 0.20 WHEN 'NL' THEN 0.21 WHEN 'CH' THEN 0.081

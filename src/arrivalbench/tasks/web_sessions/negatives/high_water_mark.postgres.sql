@@ -36,9 +36,9 @@ SELECT
     min(hit_at)                          AS session_start,
     max(hit_at)                          AS session_end,
     count(*)                             AS pageviews,
-    (array_agg(page ORDER BY hit_at, hit_id) FILTER (WHERE page IS NOT NULL))[1]
+    (array_agg(page ORDER BY hit_at, hit_id))[1]
                                          AS landing_page,
-    (array_agg(page ORDER BY hit_at DESC, hit_id DESC) FILTER (WHERE page IS NOT NULL))[1]
+    (array_agg(page ORDER BY hit_at DESC, hit_id DESC))[1]
                                          AS exit_page
 FROM numbered
 GROUP BY visitor_id, session_no;

@@ -1,0 +1,258 @@
+"""A task folder from a user's own data: `arrivalbench init DIR --source NAME=FILE ...`.
+
+The user brings one file per source (CSV, Parquet or JSON Lines, read by DuckDB), the record key
+and event time of each, a reference query over the sources by their bare names, and the target's
+name and key. `init` infers the schemas, copies each file into `log/` as it is (a task's log may
+be any of the three formats), and writes `task.yaml`, `reference.sql` and a `gold.sql`: the
+template pipeline (a history per source deduplicated on the record key, the target rebuilt from
+it with the reference query), which is correct by construction and makes every command work on
+the folder from the start. The ticket is a placeholder the user is told to fill in.
+
+The hazards are those the data allows: `duplicates` and `crash_retry` always; `late_arrival`,
+`out_of_order` and `backfill` only when every source has an event time; then each is kept only
+if its schedules visibly perturb delivery on this log (the gate's own check). Before anything is
+written the reference must run, be deterministic (two runs, the same rows) and be unique on the
+target key. The folder is written beside `DIR` under a temporary name and renamed into place at
+the end, so a failure leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import yaml
+
+from arrivalbench.core.checkpoints import query_over
+from arrivalbench.core.engine import Limits
+from arrivalbench.core.engine import duckdb as duckdb_engine
+from arrivalbench.core.grading import schedule
+from arrivalbench.core.log import load_log
+from arrivalbench.core.oracle import compare
+from arrivalbench.core.task import HAZARDS, LOG_SUFFIXES, Hazard, TaskSpec, load_spec
+from arrivalbench.core.textfile import read_text
+from arrivalbench.core.values import canonical_json, to_json
+from arrivalbench.corpus.perturbation import visible
+from arrivalbench.errors import TaskError
+from arrivalbench.study.arms import template_sql
+
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ALWAYS: tuple[Hazard, ...] = ("duplicates", "crash_retry")
+TIMED: tuple[Hazard, ...] = ("late_arrival", "out_of_order", "backfill")
+SEEDS = (0, 1, 2)  # the gate's seeds: a hazard is kept only if it perturbs delivery on each
+PLACEHOLDER = ("TODO: describe the table in the words a data team would get it: what one row\n"
+               "is, each column, and every rule (ties, empties, boundaries).")
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the user asked `init` for, validated field by field by `build`."""
+
+    folder: Path
+    sources: Mapping[str, Path]
+    keys: Mapping[str, Sequence[str]]
+    event_times: Mapping[str, str]
+    reference: Path
+    target: str
+    target_key: Sequence[str]
+
+
+@dataclass(frozen=True)
+class Written:
+    folder: Path
+    spec: TaskSpec
+    records: int
+    dropped: tuple[tuple[Hazard, str], ...]  # hazards the data does not allow, and why
+
+
+def identifier(value: str, what: str) -> str:
+    if not IDENTIFIER.fullmatch(value):
+        raise TaskError(f"{what} {value!r}: not a plain identifier; use letters, digits and "
+                        "underscores, not starting with a digit")
+    return value
+
+
+def _reader(file: Path) -> str:
+    literal = "'" + str(file).replace("'", "''") + "'"
+    suffix = file.suffix.lower()
+    if suffix == ".csv":
+        return f"read_csv({literal}, header = true)"
+    if suffix == ".parquet":
+        return f"read_parquet({literal})"
+    if suffix == ".jsonl":
+        return f"read_json({literal}, format = 'newline_delimited')"
+    raise TaskError(f"{file}: not a data file ArrivalBench reads; give a .csv, .parquet or "
+                    ".jsonl file")
+
+
+def _columns(con: duckdb.DuckDBPyConnection, name: str, file: Path) -> dict[str, str]:
+    if not file.is_file():
+        raise TaskError(f"--source {name}={file}: no such file")
+    try:
+        described = con.execute(f"DESCRIBE SELECT * FROM {_reader(file)}").fetchall()
+        con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM {_reader(file)}')
+    except duckdb.Error as exc:
+        raise TaskError(f"{file}: DuckDB cannot read it ({' '.join(str(exc).split())[:160]}); "
+                        "check the file's format") from None
+    columns = {str(row[0]): str(row[1]) for row in described}
+    for column in columns:
+        identifier(column, f"{file}: column")
+    return columns
+
+
+def _check_key(con: duckdb.DuckDBPyConnection, name: str, key: Sequence[str],
+               columns: Mapping[str, str], file: Path) -> None:
+    for column in key:
+        if column not in columns:
+            raise TaskError(f"--key {name}={','.join(key)}: {file} has no column {column!r} "
+                            f"(columns: {', '.join(columns)})")
+    quoted = ", ".join(f'"{c}"' for c in key)
+    found = con.execute(f'SELECT {quoted}, count(*) FROM "{name}" GROUP BY ALL '
+                        "HAVING count(*) > 1 ORDER BY ALL LIMIT 1").fetchone()
+    if found is not None:
+        raise TaskError(f"--key {name}={','.join(key)}: not unique in {file} "
+                        f"({dict(zip(key, found[:-1], strict=True))} appears {found[-1]} "
+                        "times); a record key names one record of the log")
+
+
+def _document(request: Request, columns: Mapping[str, Mapping[str, str]],
+              target: Mapping[str, str], hazards: Sequence[Hazard]) -> dict[str, object]:
+    return {
+        "id": request.folder.name,
+        "title": f"{request.target} (from your own data)",
+        "mode": "aggregate",
+        "difficulty": "medium",
+        "ticket": PLACEHOLDER + "\n",
+        "sources": {name: {"columns": dict(columns[name]),
+                           "record_key": list(request.keys[name]),
+                           "event_time": request.event_times.get(name)}
+                    for name in request.sources},
+        "target": {"name": request.target, "columns": dict(target),
+                   "key": list(request.target_key)},
+        "hazards": list(hazards),
+    }
+
+
+def build(request: Request, limits: Limits = Limits()) -> Written:
+    """Check the request against the data and write the task folder."""
+    folder = request.folder
+    identifier(folder.name, "task folder")
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise TaskError(f"{folder}: already exists; give a new folder (init never overwrites)")
+    if not request.sources:
+        raise TaskError("no --source given; give each source as --source NAME=FILE")
+    identifier(request.target, "--target")
+    for name in request.sources:
+        identifier(name, "--source")
+        if name not in request.keys:
+            raise TaskError(f"source {name}: no record key; give --key {name}=COLUMN[,COLUMN]")
+    for name in [*request.keys, *request.event_times]:
+        if name not in request.sources:
+            raise TaskError(f"--key/--event-time {name}: no such source (sources: "
+                            f"{', '.join(request.sources)})")
+    query = read_text(request.reference, TaskError, what="a .sql file with one SELECT")
+
+    con = duckdb.connect(config={"threads": 1})
+    columns: dict[str, dict[str, str]] = {}
+    for name, file in request.sources.items():
+        columns[name] = _columns(con, name, file)
+        _check_key(con, name, request.keys[name], columns[name], file)
+        time = request.event_times.get(name)
+        if time is not None and time not in columns[name]:
+            raise TaskError(f"--event-time {name}={time}: {file} has no column {time!r} "
+                            f"(columns: {', '.join(columns[name])})")
+    try:
+        shape = con.execute(f"DESCRIBE ({query.strip().rstrip(';')})").fetchall()
+    except duckdb.Error as exc:
+        raise TaskError(f"{request.reference}: does not run over the sources "
+                        f"({' '.join(str(exc).split())[:200]})") from None
+    target = {str(row[0]): str(row[1]) for row in shape}
+    for column in target:
+        identifier(column, f"{request.reference}: result column")
+    for column in request.target_key:
+        if column not in target:
+            raise TaskError(f"--target-key {','.join(request.target_key)}: the reference "
+                            f"returns no column {column!r} (columns: {', '.join(target)})")
+    timed = all(name in request.event_times for name in request.sources)
+    candidates = [h for h in HAZARDS if h in ALWAYS or (timed and h in TIMED)]
+
+    parent = folder.resolve().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=parent)) / folder.name
+    try:
+        try:
+            spec = _stage(staging, request, columns, target, candidates, query)
+            _check_reference(spec, limits)
+        except TaskError as exc:  # name the folder the user asked for, not the staging one
+            raise TaskError(str(exc).replace(str(staging), str(folder))) from None
+        statements = len(duckdb_engine.split(spec.gold_sql))
+        kept, dropped = [], []
+        for hazard in candidates:
+            reason = next((r for s in SEEDS
+                           if (r := visible(spec, schedule(spec, hazard, s), statements))), None)
+            if reason is None:
+                kept.append(hazard)
+            else:
+                dropped.append((hazard, reason))
+        if len(kept) != len(candidates):
+            (staging / "task.yaml").write_text(
+                _yaml(_document(request, columns, target, kept)), encoding="utf-8")
+        if folder.exists():
+            folder.rmdir()  # empty, checked above
+        staging.rename(folder)
+    finally:
+        shutil.rmtree(staging.parent, ignore_errors=True)
+    spec = load_spec(folder)
+    return Written(folder, spec, len(load_log(spec).timeline), tuple(dropped))
+
+
+class _Dumper(yaml.SafeDumper):
+    """Writes text of several lines (the ticket) as a block, the way task.yaml files are read."""
+
+
+_Dumper.add_representer(str, lambda dumper, text: dumper.represent_scalar(
+    "tag:yaml.org,2002:str", text, style="|" if "\n" in text else None))
+
+
+def _yaml(document: Mapping[str, object]) -> str:
+    return yaml.dump(dict(document), Dumper=_Dumper, sort_keys=False, width=100,
+                     allow_unicode=True)
+
+
+def _stage(staging: Path, request: Request, columns: Mapping[str, Mapping[str, str]],
+           target: Mapping[str, str], hazards: Sequence[Hazard], query: str) -> TaskSpec:
+    (staging / "log").mkdir(parents=True)
+    for name, file in request.sources.items():
+        suffix = file.suffix.lower()
+        assert suffix in LOG_SUFFIXES
+        shutil.copyfile(file, staging / "log" / f"{name}{suffix}")
+    (staging / "task.yaml").write_text(_yaml(_document(request, columns, target, hazards)),
+                                       encoding="utf-8")
+    (staging / "reference.sql").write_text(query.strip() + "\n", encoding="utf-8")
+    # The template is made from the spec, which needs a gold.sql to load: a stand-in first.
+    (staging / "gold.sql").write_text("SELECT 1;\n", encoding="utf-8")
+    (staging / "gold.sql").write_text(template_sql(load_spec(staging)), encoding="utf-8")
+    return load_spec(staging)
+
+
+def _check_reference(spec: TaskSpec, limits: Limits) -> None:
+    """The reference runs over the log as cast, twice to the same rows, unique on the key."""
+    everything = frozenset((e.source, e.row) for e in load_log(spec).timeline)
+    first, second = query_over(spec, spec.reference_sql, [everything, everything],
+                               "reference.sql", limits)
+    if not compare(first, second, spec.target).ok:
+        raise TaskError(f"{spec.path / 'reference.sql'}: not deterministic (two runs over the "
+                        "same data differ); order every window and pick ties explicitly")
+    at = [i for i, (name, _t) in enumerate(first.columns) if name in spec.target.key]
+    keys = Counter(canonical_json([to_json(row[i]) for i in at]) for row in first.rows)
+    repeated = sorted(k for k, n in keys.items() if n > 1)
+    if repeated:
+        raise TaskError(f"--target-key {','.join(spec.target.key)}: not unique in the "
+                        f"reference's result ({len(repeated)} keys repeat, e.g. {repeated[0]}); "
+                        "name the columns that make one row")

@@ -1,0 +1,122 @@
+"""`init`: a task folder from a user's own data files, a reference query and the keys."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from arrivalbench.core.grading import grade_all, plan
+from arrivalbench.core.task import load_spec
+from arrivalbench.corpus.init import Request, build
+from arrivalbench.errors import TaskError
+
+ROWS = [(1, 12, "10.50", "2024-03-01 09:00:00"), (2, 17, "5.00", "2024-03-01 09:30:00"),
+        (3, 12, "7.25", "2024-03-01 11:00:00"), (4, 17, "3.10", "2024-03-02 08:00:00"),
+        (5, 12, "9.99", "2024-03-02 10:00:00"), (6, 23, "1.00", "2024-03-02 12:00:00"),
+        (7, 23, "2.00", "2024-03-03 09:00:00"), (8, 12, "4.00", "2024-03-03 09:15:00"),
+        (9, 17, "6.00", "2024-03-03 18:00:00"), (10, 12, "8.00", "2024-03-04 07:00:00"),
+        (11, 23, "2.50", "2024-03-04 09:00:00"), (12, 17, "3.00", "2024-03-05 09:00:00")]
+REFERENCE = """\
+SELECT store_id, CAST(ordered_at AS DATE) AS day, CAST(sum(amount) AS DECIMAL(12,2)) AS revenue,
+       count(*) AS orders
+FROM orders GROUP BY ALL
+"""
+
+
+def data(tmp_path: Path, rows: list[tuple[object, ...]] = ROWS, form: str = "csv") -> Path:
+    if form == "csv":
+        file = tmp_path / "orders.csv"
+        file.write_text("order_id,store_id,amount,ordered_at\n" + "".join(
+            ",".join(map(str, row)) + "\n" for row in rows), encoding="utf-8")
+    else:
+        file = tmp_path / "orders.jsonl"  # amounts as JSON numbers, so they read as numbers
+        file.write_text("".join(json.dumps({"order_id": o, "store_id": s, "amount": float(a),
+                                            "ordered_at": t}) + "\n"
+                                for o, s, a, t in rows), encoding="utf-8")
+    return file
+
+
+def request(tmp_path: Path, **changes: object) -> Request:
+    (tmp_path / "reference.sql").write_text(REFERENCE, encoding="utf-8")
+    fields: dict[str, object] = dict(
+        folder=tmp_path / "my_task", sources={"orders": data(tmp_path)},
+        keys={"orders": ["order_id"]}, event_times={"orders": "ordered_at"},
+        reference=tmp_path / "reference.sql", target="daily_revenue",
+        target_key=["store_id", "day"])
+    fields.update(changes)
+    return Request(**fields)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("form", ["csv", "jsonl"])
+def test_writes_a_task_every_command_can_use(tmp_path: Path, form: str) -> None:
+    written = build(request(tmp_path, sources={"orders": data(tmp_path, form=form)}))
+    folder = tmp_path / "my_task"
+    assert written.folder == folder and written.records == len(ROWS)
+    assert sorted(p.name for p in folder.iterdir()) == ["gold.sql", "log", "reference.sql",
+                                                          "task.yaml"]
+    assert (folder / "log" / f"orders.{form}").read_bytes() == \
+        (tmp_path / f"orders.{form}").read_bytes()
+    spec = load_spec(folder)
+    assert [c.name for c in spec.target.columns] == ["store_id", "day", "revenue", "orders"]
+    assert spec.sources[0].record_key == ("order_id",)
+    assert spec.ticket.startswith("TODO: describe the table")
+    # The data allow what an event time allows, and each kept hazard perturbs this log.
+    assert set(spec.hazards) >= {"duplicates", "crash_retry", "late_arrival", "backfill"}
+    assert {h for h, _why in written.dropped} | set(spec.hazards) == {
+        "duplicates", "crash_retry", "late_arrival", "out_of_order", "backfill"}
+    verdicts = [v.status for v, _o in grade_all(spec, spec.gold_sql, plan(spec, seeds=1))]
+    assert set(verdicts) == {"PASS"}  # the template gold is right by construction
+
+
+def test_without_an_event_time_only_repeats_are_hazards(tmp_path: Path) -> None:
+    spec = build(request(tmp_path, event_times={})).spec
+    assert spec.hazards == ("duplicates", "crash_retry")
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"keys": {}}, "source orders: no record key; give --key orders=COLUMN[,COLUMN]"),
+    ({"keys": {"orders": ["id"]}}, "--key orders=id: "),
+    ({"keys": {"orders": ["store_id"]}}, "--key orders=store_id: not unique in "),
+    ({"event_times": {"orders": "at"}}, "--event-time orders=at: "),
+    ({"event_times": {"payments": "at"}}, "--key/--event-time payments: no such source"),
+    ({"target_key": ["store_id"]}, "--target-key store_id: not unique in the reference's "
+                                   "result"),
+    ({"target_key": ["shop"]}, "--target-key shop: the reference returns no column 'shop'"),
+    ({"target": "daily revenue"}, "--target 'daily revenue': not a plain identifier"),
+    ({"sources": {"orders": Path("/nonexistent/orders.csv")}}, "no such file"),
+    ({"sources": {}}, "no --source given"),
+])
+def test_bad_input_is_one_line_and_nothing_is_written(tmp_path: Path, changes: dict[str, object],
+                                                      message: str) -> None:
+    with pytest.raises(TaskError) as caught:
+        build(request(tmp_path, **changes))
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["orders.csv", "reference.sql"]
+
+
+def test_a_reference_that_does_not_run_is_named(tmp_path: Path) -> None:
+    req = request(tmp_path)
+    req.reference.write_text("SELECT nothing FROM orders", encoding="utf-8")
+    with pytest.raises(TaskError, match=r"reference\.sql: does not run over the sources"):
+        build(req)
+
+
+def test_a_nondeterministic_reference_is_refused(tmp_path: Path) -> None:
+    req = request(tmp_path)
+    req.reference.write_text("SELECT store_id, CAST(ordered_at AS DATE) AS day, "
+                             "CAST(random() AS DOUBLE) AS noise FROM orders GROUP BY ALL",
+                             encoding="utf-8")
+    with pytest.raises(TaskError, match="not deterministic"):
+        build(req)
+    assert not (tmp_path / "my_task").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_an_existing_folder_is_never_overwritten(tmp_path: Path) -> None:
+    (tmp_path / "my_task").mkdir()
+    (tmp_path / "my_task" / "notes.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(TaskError, match="already exists"):
+        build(request(tmp_path))
+    assert (tmp_path / "my_task" / "notes.txt").read_text(encoding="utf-8") == "mine"
