@@ -158,6 +158,8 @@ def fenced(script: str) -> str:
 
 SYNTAX_ERROR = "CREATE TABLE shop_revenue AS SELEC shop FROM incoming.orders;\n"
 WRONG_REVENUE = TINY_GOLD.replace("COALESCE(SUM(amount), 0)", "COALESCE(SUM(amount), 1)")
+RANDOM = TINY_GOLD.replace("COUNT(*) AS orders",
+                           "CAST(COUNT(*) + floor(random() * 1000000) AS BIGINT) AS orders")
 
 # scenario -> the replies of turns 1, 2, 3
 SCENARIOS: dict[str, list[tuple[str, str]]] = {
@@ -169,6 +171,7 @@ SCENARIOS: dict[str, list[tuple[str, str]]] = {
     "token_cap": [("```sql\nCREATE TABLE shop_revenue AS SELECT shop,", "max_tokens")] * 3,
     "then_prose": [(fenced(REPEATED_KEYS), "stop"), (fenced(MISSING_TARGET), "stop"),
                    ("Sorry, I am not sure how to fix it.", "stop")],
+    "random": [(fenced(RANDOM), "stop")] * 3,
 }
 
 
@@ -223,6 +226,16 @@ def test_a_pass_on_turn_one_stops_the_loop(loop_run: dict[str, EvalSample]) -> N
     assert set(meta["verdicts"]) == {"snapshot", "in_order", "trickle", "late_arrival",
                                      "duplicates", "crash_retry"}
     assert "batch_dedup" in meta["idioms"] and "history_table" in meta["idioms"]
+    assert meta["nondeterministic"] is None
+
+
+def test_the_scorer_checks_nondeterminism_as_grade_does(
+        loop_run: dict[str, EvalSample]) -> None:
+    sample = loop_run["random"]
+    score = sample.scores["verdicts"] if sample.scores else None
+    assert score is not None and score.explanation is not None
+    assert verdict_meta(sample)["nondeterministic"]["counts"]["changed"] > 0
+    assert "nondeterministic: a second snapshot replay" in score.explanation
 
 
 def test_a_failure_is_repaired_on_turn_two(loop_run: dict[str, EvalSample]) -> None:

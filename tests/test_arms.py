@@ -162,7 +162,7 @@ def test_submissions_with_nothing_usable_is_an_error(tmp_path: Path, tiny: TaskS
     folder = tmp_path / "empty"
     folder.mkdir()
     (folder / "tiny.sql").write_text("")
-    with pytest.raises(ArrivalBenchError, match=r"--submissions .*empty: no usable submission"):
+    with pytest.raises(ArrivalBenchError, match=r"submissions .*empty: no usable submission"):
         arms.submissions(folder, [tiny])
     with pytest.raises(ArrivalBenchError, match="no such folder"):
         arms.submissions(tmp_path / "missing", [tiny])

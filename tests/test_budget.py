@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from arrivalbench.core.engine import duckdb as duckdb_engine
 from arrivalbench.core.engine.cost import Cost
 from arrivalbench.core.task import BUILTIN_DIR, DEFAULT_BUDGETS, Budget, TaskSpec, load_spec
 from arrivalbench.corpus import gate
@@ -179,9 +180,11 @@ def test_the_report_reads_budgets_and_costs_from_the_results_file(tmp_path: Path
         budget = tiny.budget.read_amplification
         graded = []
         for seed, rows_read in enumerate((int(budget * 10), int(budget * 10) + 1)):
-            v = Verdict(tiny.id, tiny.digest, "trickle", seed, "sha256:s", artifact, "PASS", {})
+            v = Verdict(tiny.id, tiny.digest, "trickle", seed, "sha256:s", artifact, "PASS", {},
+                        "duckdb", duckdb_engine.VERSION)
             graded.append(Graded(v, 1, 1, Cost(rows_read, 0, 10)))
-        v = Verdict(tiny.id, tiny.digest, "in_order", 0, "sha256:s", artifact, "PASS", {})
+        v = Verdict(tiny.id, tiny.digest, "in_order", 0, "sha256:s", artifact, "PASS", {},
+                    "duckdb", duckdb_engine.VERSION)
         graded.append(Graded(v, 1, 1))
         store.add_verdicts(graded, run)
     within = {(r.schedule, r.seed): r.within_budget for r in load(path).verdicts}

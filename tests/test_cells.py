@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arrivalbench.study.cells import CHECKED_CONTROLS, classify
+from arrivalbench.core.grading import CHECKED_CONTROLS
+from arrivalbench.study.cells import classify
 
 VERDICT = st.sampled_from(["PASS", "FAIL", "ERROR"])
 RUNS = st.lists(VERDICT, min_size=1, max_size=4)

@@ -210,7 +210,7 @@ def test_submissions_that_name_no_task_are_listed_and_refused(
                          "--seeds", "1", "--workers", "1", "--results", str(results))
     assert code == 2 and out == "" and len(err.splitlines()) == 1
     assert "1 entry names no task: tinny.sql" in err  # notes.txt is no submission
-    assert "tinny.sql -> tiny" in err and "--allow-unmatched" in err
+    assert "tinny.sql -> tiny" in err and "allow unmatched files" in err
     assert not results.exists()
     code, out, err = cli(capsys, "run", "--task", str(tiny_dir), "--submissions", str(folder),
                          "--seeds", "1", "--workers", "1", "--results", str(results),

@@ -35,15 +35,8 @@ from arrivalbench.errors import ArrivalBenchError, TaskError
 from arrivalbench.study import grid
 from arrivalbench.study.arms import builtin, template_sql
 from arrivalbench.study.executors import Unit, compute, unit_key
-from arrivalbench.study.store import (
-    Cell,
-    Graded,
-    Store,
-    current_versions,
-    engine_of,
-    key_of,
-    version_tag,
-)
+from arrivalbench.study.keys import current_versions, engine_of, key_of, version_tag
+from arrivalbench.study.store import Cell, Graded, Store
 from conftest import TINY_GOLD, TINY_NO_DEDUP, cli
 
 FAKE_VERSION = "18.0-stand-in"

@@ -184,3 +184,18 @@ def test_grade_marks_a_nondeterministic_pipeline(capsys: pytest.CaptureFixture[s
     code, out, err = cli(capsys, "grade", str(_script(tmp_path, TINY_GOLD)), "--task",
                          str(tiny_dir), "--schedule", "snapshot", "--json")
     assert code == 0 and "nondeterministic" not in out + err
+
+
+def test_a_deterministic_pipeline_with_an_extra_column_is_not_nondeterministic(
+        capsys: pytest.CaptureFixture[str], tiny_dir: Path, tmp_path: Path) -> None:
+    """The two snapshot replays are compared as read: a column the task does not declare (a
+    FAIL of its own) is the same in both, so it is no false alarm."""
+    extra = TINY_GOLD.replace("COUNT(*) AS orders", "COUNT(*) AS orders, 'x' AS note")
+    code, out, err = cli(capsys, "grade", str(_script(tmp_path, extra)), "--task",
+                         str(tiny_dir), "--schedule", "snapshot", "--json")
+    assert code == 1 and "nondeterministic" not in out + err
+    assert json.loads(out)["verdicts"][0]["verdict"] == "FAIL"
+    randomly_extra = TINY_RANDOM.replace("AS orders", "AS orders, 'x' AS note")
+    code, out, err = cli(capsys, "grade", str(_script(tmp_path, randomly_extra)), "--task",
+                         str(tiny_dir), "--schedule", "snapshot", "--json")
+    assert json.loads(out)["nondeterministic"]["counts"]["changed"] > 0

@@ -13,12 +13,13 @@ from conftest import cli
 
 
 def test_run_explain_stores_minimal_plans_and_the_report_shows_them(
-        tmp_path: Path, tiny_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, tiny_dir: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     results = tmp_path / "r.duckdb"
     code, out, err = cli(capsys, "run", "--task", str(tiny_dir), "--seeds", "1", "--workers",
                          "1", "--results", str(results), "--explain")
     assert code == 0, err
-    assert "explained 1 failing artifacts" in out
+    assert "explained 1 failing artifact (0 already explained)" in out
     con = duckdb.connect(str(results), read_only=True)
     try:
         stored = con.execute("SELECT task, schedule, verdict, shape, records, batches, "
@@ -30,6 +31,9 @@ def test_run_explain_stores_minimal_plans_and_the_report_shows_them(
                        True)]
     code, out, _ = cli(capsys, "explain", "--results", str(results))
     assert code == 0 and "explained 0 failing artifacts (1 already explained)" in out
+    monkeypatch.setenv("ARRIVALBENCH_RESULTS", str(results))  # --results alone: as every command
+    code, out, _ = cli(capsys, "explain", "--results")
+    assert code == 0 and f"(1 already explained) into {results}" in out
     code, _, err = cli(capsys, "report", "--results", str(results), "--out",
                        str(tmp_path / "rep"))
     assert code == 0, err

@@ -266,20 +266,36 @@ def test_cte_names_do_not_leak_into_later_statements() -> None:
 
 
 def test_one_connection_splits_every_script(monkeypatch: pytest.MonkeyPatch) -> None:
+    from arrivalbench.sql import syntax
+
     opened = []
-    connect = idioms.duckdb.connect
+    connect = syntax.duckdb.connect
 
     def counting(*args: object, **kwargs: object) -> object:
         opened.append(args)
         return connect(*args, **kwargs)  # type: ignore[arg-type]
 
-    idioms._splitter.cache_clear()
-    monkeypatch.setattr(idioms.duckdb, "connect", counting)
+    monkeypatch.setattr(syntax, "_CONNECTIONS", {})
+    monkeypatch.setattr(syntax.duckdb, "connect", counting)
     spec = load_spec("store_daily_revenue")
     for script in (spec.gold_sql, *(n.sql for n in spec.negatives), "SELECT 1; SELECT 2"):
         signature(script, spec)
     assert len(opened) == 1
-    idioms._splitter.cache_clear()  # the next test gets an unpatched connection
+
+
+def test_a_crash_of_the_reader_is_a_bug_not_unparsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a statement that cannot be parsed is `unparsed`; text that is not UTF-8 is read
+    as sqlglot reads it; an exception in the reader itself propagates."""
+    assert signature("SELECT 1; SELECT (1 +") == ["unparsed"]
+    assert signature("CREATE TABLE t AS SELECT '\ud800' AS x") == \
+        signature("CREATE TABLE t AS SELECT 'x' AS x")  # DuckDB refuses it; sqlglot reads it
+
+    def broken(self: object, statement: object) -> None:
+        raise KeyError("a tree shape the reader mishandles")
+
+    monkeypatch.setattr(idioms._Reader, "read", broken)
+    with pytest.raises(KeyError):
+        signature("CREATE TABLE t AS SELECT 1 AS x")
 
 
 def test_idioms_command_prints_the_tags(tmp_path: Path,

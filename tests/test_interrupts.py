@@ -66,7 +66,7 @@ def test_an_interrupted_command_leaves_its_callers_ctrl_c_alone(
     def pressed(*_args: object, **_kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "load_spec", pressed)
+    monkeypatch.setattr(cli.grading, "load_spec", pressed)
     with pytest.raises(SystemExit) as stopped:
         cli.main(["grade", "gold.sql", "--task", "store_daily_revenue"])
     assert stopped.value.code == 130

@@ -13,7 +13,7 @@ from arrivalbench import report
 from arrivalbench.core.grading import grade_all, plan
 from arrivalbench.core.task import HAZARDS, load_spec
 from arrivalbench.core.values import digest
-from arrivalbench.study.store import DDL, SCHEMA_VERSION
+from arrivalbench.study.schema import DDL, SCHEMA_VERSION
 
 TASKS = ("customer_current_address", "store_daily_revenue", "web_page_views")
 

@@ -49,11 +49,12 @@ import pytest
 from arrivalbench import report
 from arrivalbench.core.task import HAZARDS
 from arrivalbench.core.values import canonical_json, digest
-from arrivalbench.study.store import DDL, SCHEMA_VERSION
+from arrivalbench.study.schema import DDL, SCHEMA_VERSION
 
 GOLDEN = Path(__file__).parent / "golden" / "report"
 UPDATE = os.environ.get("ARRIVALBENCH_UPDATE_GOLDEN") == "1"
-HARNESS, OLD_HARNESS = "0.10.0", "0.9.0"  # numerically 0.10.0 is newer; as text it is not
+HARNESS, OLD_HARNESS = "0.10.0", "0.9.0"  # as text 0.9.0 sorts last; a later run stored 0.10.0
+RUNS = {OLD_HARNESS: 1, HARNESS: 2}  # the run that stored each harness version's verdicts
 LETTER = {"P": "PASS", "F": "FAIL", "E": "ERROR"}
 
 
@@ -91,10 +92,14 @@ def write_results(path: Path, cells: Iterable[tuple[Any, ...]],
         con.execute("INSERT INTO cells (arm, task, task_digest, replicate, artifact, reason, "
                     "provenance) VALUES (?, ?, ?, ?, ?, ?, '{}')",
                     [arm, task, f"sha256:{task}", replicate, artifact, reason])
+    for harness, run in RUNS.items():
+        con.execute("INSERT INTO runs (run_id, started_at, harness_version, engine_version, "
+                    "python_version, executor, workers, seeds, arms) VALUES "
+                    "(?, '2025-01-01', ?, '2.0.1', '3.12', 'local', 1, 2, [])", [run, harness])
     for row in verdicts:
         con.execute("INSERT INTO verdicts (task_digest, schedule, seed, artifact, engine_version,"
-                    " harness_version, task, verdict, record, record_digest) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", list(row))
+                    " harness_version, task, verdict, record, record_digest, run_id) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [*row, RUNS.get(row[5])])
     for arm, task, replicate, turn, verdict in turns:
         con.execute("INSERT INTO turns (arm, task, replicate, turn, sql, snapshot_verdict, "
                     "feedback) VALUES (?, ?, ?, ?, ?, ?, NULL)",

@@ -43,13 +43,18 @@ def cell(task: str = "t", replicate: int = 0, snapshot: str | None = "PASS",
 # -- verdict selection, turns, cells -------------------------------------------------------------
 
 
-def test_newest_version_wins_numerically() -> None:
-    rows = [VerdictRow("d", "a", "duplicates", 0, "FAIL", "2.0.1", "0.9.0"),
-            VerdictRow("d", "a", "duplicates", 0, "PASS", "2.0.1", "0.10.0"),
-            VerdictRow("d", "a", "duplicates", 1, "ERROR", "1.9.0", "0.10.0"),
-            VerdictRow("d", "a", "duplicates", 1, "PASS", "2.0.1", "0.10.0")]
+def test_the_newest_verdict_is_the_one_the_latest_run_stored() -> None:
+    """Versions are `<release>+<hash>`: as text, the build stored later may sort first."""
+    older, newer = "0.3.0+f3a9c2e17b40", "0.3.0+0b81d44ac9e2"
+    rows = [VerdictRow("d", "a", "duplicates", 0, "FAIL", "2.0.1", older, run_id=1),
+            VerdictRow("d", "a", "duplicates", 0, "PASS", "2.0.1", newer, run_id=2),
+            VerdictRow("d", "a", "duplicates", 1, "PASS", "2.0.1", older, run_id=3),
+            VerdictRow("d", "a", "duplicates", 1, "ERROR", "2.0.1", newer, run_id=2),
+            VerdictRow("d", "a", "duplicates", 2, "ERROR", "2.0.1", older),
+            VerdictRow("d", "a", "duplicates", 2, "PASS", "2.0.1", newer, run_id=1)]
     chosen = newest_verdicts(rows)
-    assert [(v.seed, v.verdict) for v in chosen] == [(0, "PASS"), (1, "PASS")]
+    assert [(v.seed, v.verdict) for v in chosen] == [(0, "PASS"), (1, "PASS"), (2, "PASS")]
+    assert newest_verdicts(reversed(rows)) == chosen
 
 
 def test_repair_class() -> None:

@@ -2,34 +2,28 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from arrivalbench.core.engine import duckdb as duckdb_engine
 from arrivalbench.core.task import TaskSpec
 from arrivalbench.core.values import digest
 from arrivalbench.core.verdict import Verdict
 from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.study.store import (
-    SCHEMA_VERSION,
-    Cell,
-    Graded,
-    Store,
-    Turn,
-    current_versions,
-    key_of,
-)
+from arrivalbench.study.keys import current_versions, key_of
+from arrivalbench.study.schema import SCHEMA_VERSION
+from arrivalbench.study.store import Cell, Graded, Store, Turn
 
 
 def verdict(seed: int = 0, kind: str = "PASS", schedule: str = "in_order",
             artifact: str = "sha256:a", harness: str | None = None) -> Verdict:
     v = Verdict("tiny", "sha256:t", schedule, seed, "sha256:s", artifact, kind,  # type: ignore[arg-type]
-                {} if kind == "PASS" else {"counts": {"missing": 1}})
-    if harness is not None:
-        v = Verdict(v.task, v.task_digest, v.schedule, v.seed, v.schedule_digest, v.artifact,
-                    v.status, v.detail, harness_version=harness)
-    return v
+                {} if kind == "PASS" else {"counts": {"missing": 1}}, "duckdb",
+                duckdb_engine.VERSION)
+    return v if harness is None else replace(v, harness_version=harness)
 
 
 def test_a_new_file_gets_every_table_and_the_schema_version(tmp_path: Path) -> None:
@@ -38,7 +32,7 @@ def test_a_new_file_gets_every_table_and_the_schema_version(tmp_path: Path) -> N
     con = duckdb.connect(str(path), read_only=True)
     tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
     assert tables == {"meta", "runs", "tasks", "artifacts", "cells", "verdicts", "timings",
-                      "costs", "turns", "transcripts", "nondeterministic"}
+                      "costs", "turns", "transcripts", "nondeterministic", "minimal_plans"}
     assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
         str(SCHEMA_VERSION),)
     con.close()
@@ -50,7 +44,7 @@ def test_a_file_of_another_schema_version_is_refused(tmp_path: Path) -> None:
     con = duckdb.connect(str(path))
     con.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
     con.close()
-    with pytest.raises(ArrivalBenchError, match=r"schema version 99.*reads version 1"):
+    with pytest.raises(ArrivalBenchError, match=r"schema version 99.*reads versions 1 to 3"):
         Store(path)
     with pytest.raises(ArrivalBenchError, match="schema version 99"):
         Store(path, read_only=True)
@@ -106,8 +100,7 @@ def test_graded_keys_are_those_of_this_installation(tmp_path: Path) -> None:
 
 
 def test_a_failed_transaction_stores_nothing(tmp_path: Path) -> None:
-    broken = Verdict("tiny", "sha256:t", "in_order", 1, "sha256:s", "sha256:a", "FAIL",
-                     {"x": float("nan")})  # not JSON: the record cannot be written
+    broken = replace(verdict(1, "FAIL"), detail={"x": float("nan")})  # not JSON: unwritable
 
     with Store(tmp_path / "r.duckdb") as store:
         run = store.start_run("local", 1, 1, ["gold"])
@@ -194,3 +187,87 @@ def test_a_second_writer_is_kept_out(tmp_path: Path) -> None:
              "    print(e); sys.exit(2)"], capture_output=True, text=True)
     assert probe.returncode == 2
     assert "cannot open as a results file" in probe.stdout
+
+
+# -- the newest verdict, migrations, and what is not a results file ------------------------------
+
+OLDER, NEWER = "0.3.0+f3a9c2e17b40", "0.3.0+0b81d44ac9e2"  # as text, the newer build sorts first
+
+
+def test_a_report_reads_the_verdict_the_latest_run_stored(tmp_path: Path) -> None:
+    from arrivalbench.report.load import load
+    from arrivalbench.report.metrics import newest_verdicts
+
+    path = tmp_path / "r.duckdb"
+    with Store(path) as store:
+        store.add_cell(Cell("gold", "tiny", "sha256:t", 0, "sha256:a"))
+        first = store.start_run("local", 1, 1, ["gold"])
+        store.add_verdicts([Graded(verdict(0, "FAIL", harness=OLDER), 1, 1)], first)
+        second = store.start_run("local", 1, 1, ["gold"])
+        store.add_verdicts([Graded(verdict(0, "PASS", harness=NEWER), 1, 1)], second)
+        assert [v.run_id for v in store.verdicts()] == [second, first]  # key order: by text
+    chosen = newest_verdicts(load(path).verdicts)
+    assert [(v.harness_version, v.verdict, v.run_id) for v in chosen] == [
+        (NEWER, "PASS", second)]
+
+
+def _as_version_2(path: Path) -> None:
+    """Make a file as the previous schema wrote it: version 1 in `meta`, no run per verdict."""
+    con = duckdb.connect(str(path))
+    con.execute("ALTER TABLE verdicts DROP COLUMN run_id")
+    con.execute("DROP TABLE minimal_plans")
+    con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    con.close()
+
+
+def test_an_older_file_is_read_migrated_and_left_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "r.duckdb"
+    with Store(path) as store:
+        first = store.start_run("local", 1, 1, ["gold"])
+        store.add_verdicts([Graded(verdict(0, "FAIL"), 1, 1)], first)
+    _as_version_2(path)
+    before = path.read_bytes()
+    with Store(path, read_only=True) as store:  # a migrated copy in memory
+        assert [v.run_id for v in store.verdicts()] == [first]  # found through its timing
+        assert store.minimal_plans() == []
+    assert path.read_bytes() == before
+    with Store(path) as store:  # opened to write: migrated in place
+        assert [v.run_id for v in store.verdicts()] == [first]
+    con = duckdb.connect(str(path), read_only=True)
+    assert con.execute("SELECT value FROM meta").fetchall() == [(str(SCHEMA_VERSION),)]
+    con.close()
+
+
+def test_every_migration_moves_the_schema_version() -> None:
+    from arrivalbench.study import schema
+
+    assert sorted(schema.MIGRATIONS) == list(range(1, schema.SCHEMA_VERSION))
+
+
+def test_another_database_is_not_made_a_results_file(tmp_path: Path) -> None:
+    other = tmp_path / "other.duckdb"
+    duckdb.connect(str(other)).execute("CREATE TABLE mine (x INTEGER)").close()
+    with pytest.raises(ArrivalBenchError, match="not a results file written by arrivalbench"):
+        Store(other)
+    con = duckdb.connect(str(other), read_only=True)
+    assert con.execute("SELECT table_name FROM duckdb_tables()").fetchall() == [("mine",)]
+    con.close()
+
+
+def test_a_bug_in_the_schema_is_not_bad_input(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """An error of the harness's own DDL is a bug (exit 3), never 'not a results file'."""
+    from arrivalbench.study import schema
+
+    monkeypatch.setattr(schema, "DDL", "CREATE TABLE meta (key VARCHAR PRIMARY KEY;")
+    with pytest.raises(duckdb.ParserException):
+        Store(tmp_path / "new.duckdb")
+    path = tmp_path / "old.duckdb"
+    monkeypatch.undo()
+    Store(path).close()
+    _as_version_2(path)
+    monkeypatch.setitem(schema.MIGRATIONS, 2, lambda con: con.execute("SELEC 1"))
+    with pytest.raises(duckdb.ParserException):
+        Store(path)
+    with pytest.raises(duckdb.ParserException):
+        Store(path, read_only=True)

@@ -104,5 +104,5 @@ def test_editing_the_wording_does_not(tmp_path: Path, package_copy: Path, edit: 
 def test_verdicts_and_keys_carry_it() -> None:
     stamp = version.harness_version()
     assert stamp.startswith(arrivalbench.__version__ + "+") and len(stamp.split("+")[1]) == 12
-    verdict = Verdict("t", "d", "snapshot", 0, "s", "a", "PASS")
+    verdict = Verdict("t", "d", "snapshot", 0, "s", "a", "PASS", {}, "duckdb", "2.0.1")
     assert verdict.document()["harness_version"] == stamp

@@ -13,7 +13,8 @@ FAIL = {"schema": [], "rows": {"expected": 3, "got": 4}, "counts": {"duplicated"
 
 
 def verdict(kind: str, detail: dict[str, object]) -> Verdict:
-    return Verdict("t", "d", "snapshot", 0, "s", "a", kind, detail)  # type: ignore[arg-type]
+    return Verdict("t", "d", "snapshot", 0, "s", "a", kind, detail,  # type: ignore[arg-type]
+                   "duckdb", "2.0.1")
 
 
 def test_an_error_reads_where_it_stopped_in_every_variant(tiny: TaskSpec) -> None:

@@ -3,8 +3,9 @@
 `ArrivalBenchError` is bad input: its message is shown to the user as a single line, so it
 names the offending value and says what to do, and the command exits with status 2. Anything
 else that escapes is a bug in arrivalbench: the command shows its traceback, says it is a bug
-and where to report it, and exits with status 1. Messages name values, never command-line
-flags: the same functions serve the CLI, Inspect and Python callers.
+and where to report it, and exits with status 3 (1 is kept for verdicts that found
+something). Messages name values, never command-line flags: the same functions serve the CLI,
+Inspect and Python callers.
 """
 
 # Where a bug is reported; printed under the traceback of an internal error.
@@ -28,6 +29,14 @@ def missing_extra(feature: str, extra: str, module: str | None = None) -> Arriva
     what = f" ({module} is missing)" if module else ""
     return ArrivalBenchError(f"{feature} needs the optional extra '{extra}'{what}; "
                              f"pip install 'arrivalbench[{extra}]'")
+
+
+def is_missing(exc: ImportError, *modules: str) -> bool:
+    """Whether `exc` says one of `modules` (an extra's distribution) is not installed; any other
+    ImportError, such as one of arrivalbench's own modules, is a bug and must not read as a
+    missing extra."""
+    name = exc.name or ""
+    return any(name == m or name.startswith(m + ".") for m in modules)
 
 
 class WorkerError(Exception):

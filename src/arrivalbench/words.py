@@ -7,7 +7,8 @@
   about its own script and the target; the agent passes it through the leakage scan before the
   model sees it.
 
-And `count`, a number with its noun: "1 cell", "2 cells".
+And `count`, a number with its noun: "1 cell", "2 cells"; and `printable`, artifact text made
+safe to show a person.
 
 Only wording lives here; the verdicts themselves are decided by the oracle and the replay.
 """
@@ -22,6 +23,33 @@ from arrivalbench.core.task import TaskSpec
 from arrivalbench.core.values import JSON, canonical_json
 from arrivalbench.core.verdict import Verdict
 
+# C0 and C1 control characters and the bidirectional overrides: an artifact controls the text of
+# its errors, identifiers and values, and a terminal obeys ESC[2J or a carriage return in them.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_KEEP_LINES = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str, lines: bool = True) -> str:
+    """`text` with every control character written as an escape (`\\x1b`), so that what an
+    artifact wrote is shown, never obeyed. Line breaks stay with `lines`; tabs never do."""
+    return (_KEEP_LINES if lines else _CONTROL).sub(lambda m: _escape(m.group()), text)
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable_doc(doc: JSON) -> JSON:
+    """Every string of a JSON document (keys too) through `printable`."""
+    if isinstance(doc, str):
+        return printable(doc)
+    if isinstance(doc, list | tuple):
+        return [printable_doc(d) for d in doc]
+    if isinstance(doc, dict):
+        return {printable(str(k)): printable_doc(v) for k, v in doc.items()}
+    return doc
+
 
 def _where(detail: Mapping[str, JSON]) -> str:
     """Where an ERROR stopped: "batch 2, statement 3", or "" when it names neither."""
@@ -30,12 +58,22 @@ def _where(detail: Mapping[str, JSON]) -> str:
     return ", ".join(p for p in parts if p)
 
 
+# What a nondeterministic artifact's verdicts are worth, wherever it is reported.
+NONDETERMINISTIC = ("nondeterministic: a second snapshot replay gave a different final table; "
+                    "these verdicts may not reproduce (random(), now(), LIMIT without a total "
+                    "order?)")
+
+
 # -- terminal ------------------------------------------------------------------------------------
 
 
 def terminal(v: Verdict) -> str:
     """Why `v` is not PASS, over as many lines as it takes: the error and where it stopped, or
     the schema problems, row counts and every example row of the difference."""
+    return printable(_terminal(v))
+
+
+def _terminal(v: Verdict) -> str:
     d = v.detail
     if v.status == "ERROR":
         return f"{d['phase']} error at {_where(d) or 'start'}: {d['message']}"
@@ -44,7 +82,7 @@ def terminal(v: Verdict) -> str:
         head = f"first divergence after batch {first['batch']} (the final table is right)"
         inner = first.get("diff")
         if isinstance(inner, dict) and inner:
-            return head + ":\n" + terminal(replace(v, status="FAIL", detail=inner))
+            return head + ":\n" + _terminal(replace(v, status="FAIL", detail=inner))
         return head + f": {first.get('error')}"
     lines = [f"schema: {p['problem']} column {p['column']}" +
              (f" (got {p['got']}, expected {p['expected']})" if "got" in p and "expected" in p
@@ -74,6 +112,10 @@ def terminal(v: Verdict) -> str:
 
 def line(verdict: Verdict) -> str:
     """One line on why a verdict is not PASS (the gate's findings)."""
+    return printable(_line(verdict), lines=False)
+
+
+def _line(verdict: Verdict) -> str:
     d = verdict.detail
     if verdict.status == "ERROR":
         where = _where(d)
@@ -85,13 +127,17 @@ def line(verdict: Verdict) -> str:
         # Right at the end, wrong after an earlier run: describe that run's diff.
         inner = replace(verdict, detail=first.get("diff") or {})
         return (f"diverges after batch {first['batch']} (the final table is right): "
-                + (line(inner) if first.get("diff") else f"{first.get('error')}"))
-    return "FAIL: " + diff_line(d)
+                + (_line(inner) if first.get("diff") else f"{first.get('error')}"))
+    return "FAIL: " + _diff_line(d)
 
 
 def diff_line(diff: Mapping[str, JSON], rows: bool = True) -> str:
     """A typed difference in one line: schema problems and counts, the row counts (unless
     `rows` is false), and the first example."""
+    return printable(_diff_line(diff, rows), lines=False)
+
+
+def _diff_line(diff: Mapping[str, JSON], rows: bool = True) -> str:
     parts = [f"{p['problem']} column {p['column']}" for p in diff.get("schema", [])]
     parts += [f"{n} {kind}" for kind, n in diff.get("counts", {}).items() if n]
     text = ", ".join(parts)
@@ -174,10 +220,6 @@ def _key(example: Mapping[str, JSON], types: Mapping[str, str]) -> str:
     return canonical_json(key)
 
 
-def _plural(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
 def _diff(spec: TaskSpec, detail: Mapping[str, JSON]) -> str:
     target = f"`main.{spec.target.name}`"
     rows = detail.get("rows") or {}
@@ -202,14 +244,14 @@ def _diff(spec: TaskSpec, detail: Mapping[str, JSON]) -> str:
         return (examples.get(kind) or [{}])[0]
 
     if counts.get("missing"):
-        lines.append(f"- {_plural(counts['missing'], 'expected row is', 'expected rows are')} "
+        lines.append(f"- {count(counts['missing'], 'expected row is', 'expected rows are')} "
                      f"missing, for example {_key(first('missing'), types)}")
     if counts.get("extra"):
-        lines.append(f"- {_plural(counts['extra'], 'row is', 'rows are')} not expected, for "
+        lines.append(f"- {count(counts['extra'], 'row is', 'rows are')} not expected, for "
                      f"example {_key(first('extra'), types)}")
     if counts.get("duplicated"):
         example = first("duplicated")
-        lines.append(f"- {_plural(counts['duplicated'], 'row repeats', 'rows repeat')} a key "
+        lines.append(f"- {count(counts['duplicated'], 'row repeats', 'rows repeat')} a key "
                      f"that should appear once, for example {_key(example, types)} appears "
                      f"{int(example.get('copies', 1)) + 1} times")
     if counts.get("changed"):
@@ -217,7 +259,7 @@ def _diff(spec: TaskSpec, detail: Mapping[str, JSON]) -> str:
                  f"{_value(e.get('got'), types.get(str(e.get('column')), ''))}, expected "
                  f"{_value(e.get('expected'), types.get(str(e.get('column')), ''))}"
                  for e in (examples.get("changed") or [])[:3]]
-        lines.append(f"- {_plural(counts['changed'], 'value differs', 'values differ')}, for "
+        lines.append(f"- {count(counts['changed'], 'value differs', 'values differ')}, for "
                      "example " + "; ".join(shown))
     return "\n".join(lines)
 

@@ -12,7 +12,7 @@ from arrivalbench.agent.plan import Plan
 from arrivalbench.agent.request import Request
 from arrivalbench.agent.samples import sample_id
 from arrivalbench.core.task import source_of
-from arrivalbench.errors import ArrivalBenchError, missing_extra
+from arrivalbench.errors import ArrivalBenchError, is_missing, missing_extra
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
@@ -23,7 +23,9 @@ def require_inspect() -> None:
     """Inspect AI is installed (the `agent` extra), or a one-line error saying how to get it."""
     try:
         import inspect_ai  # noqa: F401
-    except ImportError:
+    except ImportError as exc:
+        if not is_missing(exc, "inspect_ai", "openai"):
+            raise
         raise missing_extra("generate", "agent", "inspect-ai") from None
 
 

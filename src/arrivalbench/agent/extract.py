@@ -15,9 +15,10 @@ The prompt asks for one ```sql block. What replies actually hold, and what is ta
 from __future__ import annotations
 
 import re
-import threading
 from dataclasses import dataclass
 from typing import Literal
+
+from arrivalbench.sql.syntax import Unparsable, parse
 
 Problem = Literal["no_sql", "token_cap"]
 
@@ -80,18 +81,11 @@ def _combine(blocks: list[str]) -> str:
     return "\n\n".join(p if p.endswith(";") else p + ";" for p in pieces) + "\n"
 
 
-_parser = threading.local()
-
-
 def _parses(text: str) -> bool:
     """DuckDB's own parser (no execution) reads `text` as one or more statements."""
-    import duckdb
-
-    if not hasattr(_parser, "con"):
-        _parser.con = duckdb.connect(":memory:")
     try:
-        return len(_parser.con.extract_statements(text)) > 0
-    except Exception:  # the parser raises non-DuckDB errors on odd input too
+        return len(parse(text)) > 0
+    except Unparsable:
         return False
 
 
@@ -112,8 +106,7 @@ def extract(reply: str, truncated: bool = False) -> Extraction:
 def statements(script: str) -> list[str]:
     """The statements of `script` as DuckDB's parser splits them (the runner's numbering);
     empty when it cannot parse the script."""
-    _parses("SELECT 1")
     try:
-        return [s.query for s in _parser.con.extract_statements(script)]
-    except Exception:
+        return [s.query for s in parse(script)]
+    except Unparsable:
         return []

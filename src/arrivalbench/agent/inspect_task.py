@@ -45,7 +45,15 @@ from arrivalbench.agent.samples import (
     task_refs,
 )
 from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, check_engine
-from arrivalbench.core.grading import DEFAULT_SEEDS, Point, artifact_digest, grade, grade_all, plan
+from arrivalbench.core.grading import (
+    DEFAULT_SEEDS,
+    Graded,
+    Point,
+    artifact_digest,
+    grade,
+    grade_artifact,
+    plan,
+)
 from arrivalbench.core.task import TaskSpec, load_spec, load_specs, source_of
 from arrivalbench.core.values import JSON, digest
 from arrivalbench.core.verdict import STATUSES, Verdict
@@ -170,9 +178,8 @@ def describe_error(exc: BaseException) -> str:
 
 
 def _grade_plan(spec: TaskSpec, script: str, points: Sequence[Point],
-                engine: EngineName = DEFAULT_ENGINE) -> list[Verdict]:
-    return [verdict for verdict, _outcome in grade_all(spec, script, points,
-                                                       engine_name=engine)]
+                engine: EngineName = DEFAULT_ENGINE) -> list[Graded]:
+    return list(grade_artifact(spec, script, points, engine_name=engine))
 
 
 # -- the scorer ---------------------------------------------------------------------------------
@@ -230,18 +237,21 @@ def verdicts(seeds: int = DEFAULT_SEEDS) -> Scorer:
                          answer=None, explanation=f"no script: {reason}",
                          metadata={**common, "reason": reason})
         points = plan(spec, seeds)
-        graded = await in_engine(_grade_plan, spec, script, points,
-                                 sample_engine(state.metadata))
+        full = await in_engine(_grade_plan, spec, script, points,
+                               sample_engine(state.metadata))
+        graded = [g.verdict for g in full]
+        differing = next((g.nondeterministic for g in full if g.nondeterministic), None)
         by_kind: dict[str, list[str]] = {}
         for v in graded:
             by_kind.setdefault(v.schedule, []).append(v.status)
         return Score(
             value=_flags(graded, spec.hazards),
             answer=script,
-            explanation=explain(graded),
+            explanation=explain(graded) + ("" if differing is None else
+                                           "\n\n" + words.NONDETERMINISTIC),
             metadata={**common, "artifact": artifact_digest(script),
                       "idioms": signature(script, spec), "snapshot": by_kind["snapshot"][0],
-                      "verdicts": by_kind})
+                      "verdicts": by_kind, "nondeterministic": differing})
 
     return score
 

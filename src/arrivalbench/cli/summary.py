@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arrivalbench.core.engine import DEFAULT_ENGINE
-from arrivalbench.core.verdict import STATUSES as VERDICTS
+from arrivalbench.core.verdict import STATUSES
 from arrivalbench.study.grid import Summary
 from arrivalbench.words import count
 
@@ -44,7 +44,7 @@ def summary_table(summary: Summary, width: int = 80) -> Group:
     notes = []
     rows = [[str(arm.cells), _share(arm.snapshot_pass, arm.cells),
              _share(arm.hazard_fail, arm.snapshot_pass), str(arm.silent), str(arm.crash),
-             str(arm.control_fail), "/".join(str(arm.verdicts.get(k, 0)) for k in VERDICTS)]
+             str(arm.control_fail), "/".join(str(arm.verdicts.get(k, 0)) for k in STATUSES)]
             for arm in summary.arms]
     others = [max([len(line) for line in str(c.header).splitlines()] +
                   [len(row[i]) for row in rows]) for i, c in enumerate(table.columns[1:])]

@@ -8,17 +8,26 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arrivalbench.core.artifacts import Artifact
-from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Failure, Limits, backend
+from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Failure, Limits, Table, backend
 from arrivalbench.core.log import load_log
 from arrivalbench.core.oracle import compare
 from arrivalbench.core.replay import Outcome, expected, replay
 from arrivalbench.core.schedules import CONTROLS, KINDS, Params, Schedule, make
-from arrivalbench.core.task import TaskSpec
+from arrivalbench.core.task import Column, Target, TaskSpec
 from arrivalbench.core.values import JSON, digest
 from arrivalbench.core.verdict import Verdict
 from arrivalbench.errors import ArrivalBenchError
 
 DEFAULT_SEEDS = 5
+
+# The controls a snapshot-passing script must also pass: every control but `snapshot` itself.
+CHECKED_CONTROLS: tuple[str, ...] = CONTROLS[1:]
+
+
+def plan_kinds(hazards: Sequence[str]) -> tuple[str, ...]:
+    """The schedules of a default grade in the one order every plan, table and explanation
+    uses: `snapshot`, the checked controls, then `hazards` (a task's declared ones, or all)."""
+    return ("snapshot", *CHECKED_CONTROLS, *hazards)
 
 
 @dataclass(frozen=True)
@@ -35,7 +44,7 @@ def plan(spec: TaskSpec, seeds: int = DEFAULT_SEEDS, kinds: Sequence[str] = ()) 
     check_seeds(seeds)
     for kind in kinds:
         check_kind(spec, kind)
-    chosen = list(kinds) or ["snapshot", *CONTROLS[1:], *spec.hazards]
+    chosen = list(kinds) or plan_kinds(spec.hazards)
     points = [Point("snapshot", 0)] if "snapshot" in chosen else []
     points += [Point(k, s) for k in dict.fromkeys(chosen) if k != "snapshot"
                for s in range(seeds)]
@@ -136,6 +145,38 @@ def grade_all(spec: TaskSpec, script: Artifact | str, points: Iterable[Point],
         yield grade(spec, script, point, limits, every_batch, measure, engine_name)
 
 
+@dataclass(frozen=True)
+class Graded:
+    """One point of a plan graded in full: its verdict, the replay's outcome and, for
+    `snapshot`, what a second replay changed (None: nothing, or not checked)."""
+
+    verdict: Verdict
+    outcome: Outcome
+    nondeterministic: dict[str, JSON] | None = None
+
+
+def grade_point(spec: TaskSpec, script: Artifact | str, point: Point,
+                limits: Limits = Limits(), every_batch: bool = False, measure: bool = False,
+                engine_name: EngineName = DEFAULT_ENGINE) -> Graded:
+    """`grade`, and on `snapshot` the nondeterminism check: one point graded as the CLI, the
+    executors and the Inspect scorer all grade it (one more replay per artifact)."""
+    verdict, outcome = grade(spec, script, point, limits, every_batch, measure, engine_name)
+    differing = nondeterminism(spec, script, outcome, limits, engine_name) \
+        if point.schedule == "snapshot" else None
+    return Graded(verdict, outcome, differing)
+
+
+def grade_artifact(spec: TaskSpec, script: Artifact | str, points: Iterable[Point],
+                   limits: Limits = Limits(), every_batch: bool = False,
+                   measure: bool = False, engine_name: EngineName = DEFAULT_ENGINE
+                   ) -> Iterator[Graded]:
+    """`grade_point` for each point of a plan, lazily, in order; a broken task raises
+    TaskError before any replay runs."""
+    expected(spec, limits)
+    for point in points:
+        yield grade_point(spec, script, point, limits, every_batch, measure, engine_name)
+
+
 PLAN_KIND = "plan"  # the schedule name of a verdict on an explicit plan
 
 
@@ -174,5 +215,17 @@ def nondeterminism(spec: TaskSpec, script: Artifact | str, first: Outcome,
         return {"first": None if a is None else a.message,
                 "second": None if b is None else b.message}
     assert first.table is not None and second.table is not None
-    diff = compare(first.table, second.table, spec.target)
+    diff = compare(first.table, second.table, as_read(first.table, spec.target))
     return None if diff.ok else diff.document()
+
+
+def as_read(table: Table, target: Target) -> Target:
+    """`target` as a replay left it: the columns and types read back (an extra column or an
+    undeclared type is the pipeline's choice, the same in both replays, not chance), keyed on
+    the task's key where the table has it, else on every column."""
+    declared = {k.lower() for k in target.key}
+    key = tuple(n for n, _ in table.columns if n.lower() in declared)
+    if len(key) != len(declared):
+        key = tuple(n for n, _ in table.columns)
+    return Target(target.name, tuple(Column(n, t) for n, t in table.columns), key,
+                  target.tolerance)

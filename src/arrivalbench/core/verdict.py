@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from arrivalbench.core.engine import duckdb as duckdb_engine
 from arrivalbench.core.values import JSON, canonical_json
 from arrivalbench.core.version import harness_version
 
@@ -28,9 +27,9 @@ class Verdict:
     schedule_digest: str
     artifact: str
     status: Status
-    detail: dict[str, JSON] = field(default_factory=dict)
-    engine: str = duckdb_engine.NAME
-    engine_version: str = duckdb_engine.VERSION
+    detail: dict[str, JSON]
+    engine: str  # no default: a verdict says which engine decided it, never by omission
+    engine_version: str
     harness_version: str = field(default_factory=harness_version)
 
     def document(self) -> dict[str, JSON]:

@@ -16,6 +16,7 @@ from arrivalbench import words
 from arrivalbench.core.engine.cost import Cost
 from arrivalbench.core.grading import Point, grade
 from arrivalbench.core.task import Budget, TaskSpec
+from arrivalbench.words import count
 
 BUDGET_SCHEDULE = "trickle"
 
@@ -30,8 +31,8 @@ def over_budget(cost: Cost | None, budget: Budget) -> str | None:
     if cost is None:
         return "its cost was not measured"
     if not cost.complete:
-        return (f"{cost.unprofiled} statement(s) (EXECUTE, CALL) ran whose reads the profiler "
-                "cannot see")
+        return (f"{count(cost.unprofiled, 'statement')} (EXECUTE, CALL) ran whose reads the "
+                "profiler cannot see")
     if cost.read_amplification > budget.read_amplification:
         return (f"read amplification {cost.read_amplification:g} ({cost.rows_read} rows read "
                 f"for {cost.records} records delivered) exceeds the budget "

@@ -13,8 +13,7 @@ Variants:
 
 from __future__ import annotations
 
-from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, backend, check_engine
-from arrivalbench.core.engine import duckdb as duckdb_engine
+from arrivalbench.core.engine import DEFAULT_ENGINE, FACTS, EngineName, backend, check_engine
 from arrivalbench.core.task import Column, Hazard, Source, TaskSpec
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.sql import dialects
@@ -43,7 +42,7 @@ CONTRACTS: dict[EngineName, str] = {
         "temporary tables, views and macros do not survive",
         "temporary tables, views and functions do not survive"),
 }
-ENGINE_TITLES: dict[EngineName, str] = {"duckdb": "DuckDB", "postgres": "PostgreSQL"}
+ENGINE_TITLES: dict[EngineName, str] = {name: f.title for name, f in FACTS.items()}
 
 SNAPSHOT_TEST = """\
 Before your script is accepted it is run once on a test batch holding the complete sample \
@@ -129,7 +128,7 @@ def _budget(spec: TaskSpec) -> str:
 
 def engine_version(engine: EngineName) -> str:
     """The version the prompt names: DuckDB's pinned one, PostgreSQL's server's."""
-    return duckdb_engine.VERSION if engine == DEFAULT_ENGINE else backend(engine).version()
+    return str(backend(engine).version())
 
 
 def build(spec: TaskSpec, variant: str = DEFAULT_VARIANT, max_turns: int = MAX_TURNS,

@@ -13,11 +13,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from arrivalbench.core.checkpoints import Checked, final_delivered, reference_over, replay_checked
-from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Limits, Table, backend
-from arrivalbench.core.grading import DEFAULT_SEEDS, artifact_digest, check_kind, judge, schedule
+from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Failure, Limits, Table, backend
+from arrivalbench.core.grading import (
+    DEFAULT_SEEDS,
+    artifact_digest,
+    check_kind,
+    judge,
+    plan_kinds,
+    schedule,
+)
 from arrivalbench.core.oracle import Diff, compare
 from arrivalbench.core.plans import document as plan_document
-from arrivalbench.core.schedules import CONTROLS, Schedule
+from arrivalbench.core.schedules import Schedule
 from arrivalbench.core.task import TaskSpec
 from arrivalbench.core.values import JSON, row_sort_key
 from arrivalbench.errors import ArrivalBenchError
@@ -122,7 +129,7 @@ def pick(spec: TaskSpec, script: str, kind: str | None, seed: int | None,
          limits: Limits = Limits(), engine: EngineName = DEFAULT_ENGINE
          ) -> tuple[str, int] | None:
     """The first failing (schedule, seed) of a default grade, with the every-batch check."""
-    kinds_ = [kind] if kind is not None else ["snapshot", *CONTROLS[1:], *spec.hazards]
+    kinds_ = [kind] if kind is not None else plan_kinds(spec.hazards)
     seeds = [seed] if seed is not None else list(range(DEFAULT_SEEDS))
     for k in kinds_:
         for s in ([0] if k == "snapshot" and seed is None else seeds):
@@ -135,7 +142,7 @@ def pick(spec: TaskSpec, script: str, kind: str | None, seed: int | None,
 
 def check_schedule(spec: TaskSpec, kind: str) -> None:
     check_kind(spec, kind)
-    allowed = ["snapshot", *CONTROLS[1:], *spec.hazards, "chaos"]
+    allowed = [*plan_kinds(spec.hazards), "chaos"]
     if kind not in allowed:
         raise ArrivalBenchError(f"schedule {kind!r}: task {spec.id} does not declare it; "
                                 f"allowed: {', '.join(allowed)}")
@@ -144,7 +151,7 @@ def check_schedule(spec: TaskSpec, kind: str) -> None:
 def statement_texts(script: str, engine: EngineName = DEFAULT_ENGINE) -> tuple[str, ...]:
     try:
         return tuple(s.query.strip() for s in backend(engine).split(script).parsed)
-    except Exception:  # an unparsable script still gets explained: its ERROR is the story
+    except Failure:  # an unparsable or refused script is explained too: its ERROR is the story
         return ()
 
 

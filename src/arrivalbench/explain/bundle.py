@@ -20,8 +20,8 @@ from arrivalbench.errors import ArrivalBenchError
 def check_out(out: Path) -> None:
     """Refuse a folder that holds anything, before any work is done."""
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise ArrivalBenchError(f"--out {out}: exists and is not an empty folder; give a new "
-                                "or empty folder for the repro bundle")
+        raise ArrivalBenchError(f"repro bundle folder {out}: exists and is not an empty "
+                                "folder; give a new or empty folder for the repro bundle")
 
 
 def command(out: Path, every_batch: bool, engine: EngineName = DEFAULT_ENGINE) -> str:

@@ -3,47 +3,24 @@ results file's `minimal_plans` table, and the shape each plan has.
 
 A cell's artifact is explained once per task digest, on its first failing verdict in plan order
 (snapshot, the controls, then each declared hazard, seeds in order). Already explained artifacts
-are skipped, so the pass resumes. The table is created when missing; nothing else in the file
-changes.
+are skipped, so the pass resumes; nothing else in the file changes.
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Limits
-from arrivalbench.core.schedules import CONTROLS
-from arrivalbench.core.task import TaskSpec, load_spec
-from arrivalbench.core.values import JSON, canonical_json
-from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.core.grading import plan_kinds
+from arrivalbench.core.task import load_spec
+from arrivalbench.core.values import JSON
 from arrivalbench.explain import DEFAULT_BUDGET, explain
-from arrivalbench.study.store import Store, current_versions
-
-DDL = """
-CREATE TABLE IF NOT EXISTS minimal_plans (
-    task_digest      VARCHAR NOT NULL,
-    artifact         VARCHAR NOT NULL,
-    engine_version   VARCHAR NOT NULL,
-    harness_version  VARCHAR NOT NULL,
-    task             VARCHAR NOT NULL,
-    schedule         VARCHAR NOT NULL,     -- the failing verdict explained
-    seed             INTEGER NOT NULL,
-    verdict          VARCHAR NOT NULL,     -- FAIL | ERROR | PASS (passes with the check: none)
-    shape            VARCHAR NOT NULL,     -- e.g. "one record twice in one batch"
-    records          INTEGER,
-    batches          INTEGER,
-    aborts           INTEGER,
-    one_minimal      BOOLEAN,
-    replays          INTEGER,
-    nondeterministic BOOLEAN NOT NULL,
-    document         JSON NOT NULL,        -- the explain document: plan, timeline, diff
-    PRIMARY KEY (task_digest, artifact, engine_version, harness_version)
-);
-"""
+from arrivalbench.study.keys import current_versions
+from arrivalbench.study.store import MinimalPlan, Store
+from arrivalbench.words import count
 
 
 def shape(doc: dict[str, JSON]) -> str:
@@ -65,8 +42,8 @@ def shape(doc: dict[str, JSON]) -> str:
         where = ["after the last statement" if a["after_statement"] >= a["of"] else
                  "mid-script" for a in aborts]
         kinds = sorted(set(where))
-        count = "one abort" if len(aborts) == 1 else f"{len(aborts)} aborts"
-        return f"{count} {' and '.join(kinds)}{suffix}"
+        said = "one abort" if len(aborts) == 1 else f"{len(aborts)} aborts"
+        return f"{said} {' and '.join(kinds)}{suffix}"
     if any(e["evolution"] for e in timeline):
         return f"the new column{suffix}"
     if repeated:
@@ -74,7 +51,7 @@ def shape(doc: dict[str, JSON]) -> str:
         place = "in one batch" if again_same else "in a later batch"
         return f"{what} twice {place}{suffix}"
     if batches == 1:
-        return f"{records} record{'s' if records != 1 else ''} in one batch{suffix}"
+        return f"{count(records, 'record')} in one batch{suffix}"
     return f"{records} records over {batches} batches, none repeated{suffix}"
 
 
@@ -92,34 +69,20 @@ class StudySummary:
     shapes: dict[str, int]
 
 
-def _order(spec: TaskSpec) -> list[str]:
-    return ["snapshot", *CONTROLS[1:], *spec.hazards]
-
-
 def explain_results(results: Path, budget: int = DEFAULT_BUDGET, arms: Sequence[str] = (),
                     limits: Limits = Limits(),
                     note: Callable[[str], None] | None = None,
                     engine: EngineName = DEFAULT_ENGINE) -> StudySummary:
     """Explain the failing cells graded on `engine`, replaying on it; their plans are stored
     under that engine's version (see `store.version_tag`), apart from another engine's."""
-    if not results.is_file():
-        raise ArrivalBenchError(f"--results {results}: no such results file; give a file "
-                                "written by 'arrivalbench run'")
     say = note or (lambda _m: None)
     engine_version, harness_version = current_versions(engine)
-    with Store(results) as store:
-        store.con.execute(DDL)
+    # A missing file is an error (a read-only store never creates one), not a new empty file.
+    with Store(results, read_only=not results.is_file()) as store:
         tasks = store.tasks()
         cells = [c for c in store.cells(list(arms) or None, engine) if c.artifact is not None]
-        done = {(d, a) for d, a in store.con.execute(
-            "SELECT task_digest, artifact FROM minimal_plans WHERE engine_version = ? AND "
-            "harness_version = ?", [engine_version, harness_version]).fetchall()}
-        failing: dict[tuple[str, str], list[tuple[str, int, str]]] = {}
-        for d, a, s, seed, v in store.con.execute(
-                "SELECT task_digest, artifact, schedule, seed, verdict FROM verdicts WHERE "
-                "verdict <> 'PASS' AND engine_version = ? AND harness_version = ?",
-                [engine_version, harness_version]).fetchall():
-            failing.setdefault((d, a), []).append((s, int(seed), v))
+        done = store.explained(engine_version, harness_version)
+        failing = store.failing_verdicts(engine_version, harness_version)
         explained = skipped = 0
         seen: set[tuple[str, str]] = set()
         for cell in sorted(cells, key=lambda c: (c.task, c.arm, c.replicate)):
@@ -137,7 +100,7 @@ def explain_results(results: Path, budget: int = DEFAULT_BUDGET, arms: Sequence[
             if spec.digest != cell.task_digest:
                 say(f"{cell.task}: the task changed since it was graded; not explained")
                 continue
-            order = _order(spec)
+            order = plan_kinds(spec.hazards)
             kind, seed, _v = min(failing[key], key=lambda f: (
                 order.index(f[0]) if f[0] in order else len(order), f[1]))
             say(f"explaining {cell.arm} {cell.task} ({kind}, seed {seed})")
@@ -145,32 +108,18 @@ def explain_results(results: Path, budget: int = DEFAULT_BUDGET, arms: Sequence[
                             engine=engine)
             doc = found.document()
             minimal = doc["minimal"] if isinstance(doc["minimal"], dict) else {}
-            store.con.execute(
-                "INSERT INTO minimal_plans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                "?)", [key[0], key[1], engine_version, harness_version, spec.id, kind, seed,
-                       doc["verdict"], shape(doc), minimal.get("records"),
-                       minimal.get("batches"), minimal.get("aborts"),
-                       minimal.get("one_minimal"), minimal.get("replays"),
-                       bool(doc["nondeterministic"]), canonical_json(doc)])
+            store.add_minimal_plan(MinimalPlan(
+                key[0], key[1], engine_version, harness_version, spec.id, kind, seed,
+                str(doc["verdict"]), shape(doc), minimal.get("records"),
+                minimal.get("batches"), minimal.get("aborts"), minimal.get("one_minimal"),
+                minimal.get("replays"), bool(doc["nondeterministic"]), doc))
             explained += 1
-        shapes = dict(Counter(r[0] for r in store.con.execute(
-            "SELECT shape FROM minimal_plans").fetchall()))
+        shapes = dict(Counter(shape_ for shape_, _ in store.minimal_plans()))
     return StudySummary(explained, skipped, dict(sorted(shapes.items(),
                                                          key=lambda kv: (-kv[1], kv[0]))))
 
 
 def read(results: Path) -> list[dict[str, JSON]]:
-    """Every stored explain document with its shape (read-only; [] without the table)."""
-    import duckdb
-
-    con = duckdb.connect(str(results), read_only=True)
-    try:
-        present = con.execute("SELECT count(*) FROM information_schema.tables WHERE "
-                              "table_name = 'minimal_plans'").fetchone()
-        if not present or not present[0]:
-            return []
-        rows = con.execute("SELECT shape, document FROM minimal_plans ORDER BY task, "
-                           "artifact").fetchall()
-    finally:
-        con.close()
-    return [{**json.loads(document), "shape": shape_} for shape_, document in rows]
+    """Every stored explain document with its shape (read-only)."""
+    with Store(results, read_only=True) as store:
+        return [{**document, "shape": shape_} for shape_, document in store.minimal_plans()]

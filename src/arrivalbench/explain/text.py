@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from arrivalbench.core.values import JSON
 from arrivalbench.explain.timeline import diff_line, lines
+from arrivalbench.words import count, printable
 
 
 def describe(doc: dict[str, JSON]) -> list[str]:
+    """The document in lines, every control character an artifact put in it escaped."""
+    return [printable(line, lines=False) for line in _describe(doc)]
+
+
+def _describe(doc: dict[str, JSON]) -> list[str]:
     out = [f"{doc['task']}: {doc['schedule']}, seed {doc['seed']}: {doc['verdict']}"]
     if doc["nondeterministic"]:
         out.append("the pipeline is nondeterministic: two replays of the same plan gave "
@@ -28,9 +34,10 @@ def describe(doc: dict[str, JSON]) -> list[str]:
     out.append(f"fails as: {failure['kind']} {', '.join(failure['as'])}")
     minimal = doc["minimal"]
     if minimal is not None:
-        out.append(f"minimal plan: {minimal['records']} record(s), {minimal['deliveries']} "
-                   f"deliveries, {minimal['batches']} batch(es), {minimal['aborts']} abort(s); "
-                   f"{minimal['replays']} replays; "
+        out.append(f"minimal plan: {count(minimal['records'], 'record')}, "
+                   f"{count(minimal['deliveries'], 'delivery', 'deliveries')}, "
+                   f"{count(minimal['batches'], 'batch', 'batches')}, "
+                   f"{count(minimal['aborts'], 'abort')}; {count(minimal['replays'], 'replay')}; "
                    + ("1-minimal" if minimal["one_minimal"] else
                       "not shown 1-minimal (the budget ran out)"))
         out.append("timeline:")

@@ -63,7 +63,7 @@ def lines(entries: Sequence[dict[str, JSON]]) -> list[str]:
                 for r in e["records"]]
         head = f"batch {e['batch']}: " + (", ".join(keys) if keys else "(no records)")
         if e["evolution"]:
-            head += f"  [{spec_column(e)}]"
+            head += "  [the evolution column appears]"
         text.append(head)
         if e["abort"] is not None:
             a = e["abort"]
@@ -82,10 +82,6 @@ def lines(entries: Sequence[dict[str, JSON]]) -> list[str]:
         else:
             text.append("  target differs: " + diff_line(after["diff"]))
     return text
-
-
-def spec_column(_entry: dict[str, JSON]) -> str:
-    return "the evolution column appears"
 
 
 def diff_line(diff: dict[str, JSON]) -> str:

@@ -18,6 +18,7 @@ from arrivalbench.report import document, figures, html, markdown, tables
 from arrivalbench.report.bootstrap import METHOD
 from arrivalbench.report.load import load
 from arrivalbench.report.metrics import used_verdicts
+from arrivalbench.words import printable_doc
 
 DEFAULT_SEED = 0
 
@@ -42,22 +43,23 @@ def write(results: Path | str, out: Path | str, arms: Sequence[str] = (),
     data = load(results, arms, compare)
     doc = document.build(data, seed, compare)
     count = len(used_verdicts(data))
-    built = tables.build(doc)
-    charts = figures.charts(doc)
+    shown = printable_doc(doc)  # arm names, reasons: text a submission or a model chose
+    built = tables.build(shown)
+    charts = figures.charts(shown)
     out = Path(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
         (out / "figures").mkdir(exist_ok=True)
     except OSError as exc:
-        raise ArrivalBenchError(f"--out {out}: cannot create the folder ({exc.strerror})") \
+        raise ArrivalBenchError(f"report folder {out}: cannot create it ({exc.strerror})") \
             from None
     files: dict[Path, str] = {out / "metrics.json": metrics_json(doc)}
     files |= {out / f"{t.name}.csv": tables.to_csv(t) for t in built}
     files |= {out / "figures" / f"{c.name}.svg": c.svg for c in charts}
-    files[out / "report.md"] = markdown.render(doc, built, charts, METHOD, count)
+    files[out / "report.md"] = markdown.render(shown, built, charts, METHOD, count)
     from arrivalbench.report.timeline import section
 
-    files[out / "report.html"] = html.render(doc, built, charts, METHOD, count,
+    files[out / "report.html"] = html.render(shown, built, charts, METHOD, count,
                                              section(results))
     try:
         for name, *_ in figures.FIGURES:  # a figure this report does not have must not linger
@@ -67,6 +69,6 @@ def write(results: Path | str, out: Path | str, arms: Sequence[str] = (),
         for path, text in files.items():
             path.write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise ArrivalBenchError(f"--out {out}: cannot write the report ({exc.strerror})") \
+        raise ArrivalBenchError(f"report folder {out}: cannot write the report ({exc.strerror})") \
             from None
     return Written(doc, out, tuple(files))

@@ -38,7 +38,7 @@ def common_tasks(a: str, b: str, facts_a: Sequence[CellFacts],
     common = sorted(tasks_a & tasks_b)
     if not common:
         raise ArrivalBenchError(
-            f"--compare {a} {b}: the arms share no task ({a}: {_few(tasks_a)}; {b}: "
+            f"compare {a} with {b}: the arms share no task ({a}: {_few(tasks_a)}; {b}: "
             f"{_few(tasks_b)}); compare two arms graded on the same tasks")
     return common
 

@@ -26,8 +26,8 @@ DEFINITIONS: tuple[tuple[str, str], ...] = (
     ("Cell", "one (arm, task, replicate): one script, graded on `snapshot` (seed 0), the "
      "controls `in_order` and `trickle` and every hazard the task declares, for each seed. A "
      "cell's verdicts are those of its artifact on its task digest; when a replay was graded "
-     "under several harness or engine versions the newest is used (versions compared number "
-     "by number); `chaos` (diagnostic) and unknown schedules are left out."),
+     "under several harness or engine versions the newest is used (the one the latest run "
+     "stored); `chaos` (diagnostic) and unknown schedules are left out."),
     ("Task mean", "every rate is the rate within each task (over its eligible cells, all "
      "replicates), then the unweighted mean over tasks. A task with no eligible cell is left "
      "out; **n** is the number of tasks used, and a metric with n=0 is shown as a dash."),

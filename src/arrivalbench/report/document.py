@@ -43,7 +43,7 @@ def build(results: Results, seed: int, pair: Sequence[str] = (),
     for arm in pair:
         if arm in empty:
             cells = sum(c.arm == arm for c in results.cells)
-            raise ArrivalBenchError(f"--compare {arm}: this arm has no script (none of its "
+            raise ArrivalBenchError(f"compare arm {arm}: this arm has no script (none of its "
                                     f"{cells} cells has one); compare arms that were graded")
     kept = tuple(a for a in results.arms if a not in empty)
     if not kept:

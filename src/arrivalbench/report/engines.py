@@ -24,14 +24,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from arrivalbench.core.engine import DEFAULT_ENGINE, ENGINES
+from arrivalbench.core.grading import CHECKED_CONTROLS
 from arrivalbench.core.task import HAZARDS
 from arrivalbench.core.values import JSON
 from arrivalbench.report.bootstrap import RESAMPLES, resample_indices
 from arrivalbench.report.compare import shift
 from arrivalbench.report.load import CellRow, Results, VerdictRow
 from arrivalbench.report.metrics import (
-    CONTROLS,
-    REPORTED,
+    SCHEDULES,
     CellFacts,
     Metric,
     Vector,
@@ -43,7 +43,6 @@ from arrivalbench.report.metrics import (
 )
 from arrivalbench.report.per_task import letters
 
-SCHEDULES = ("snapshot", *CONTROLS, *HAZARDS)  # report order
 SECOND = next(e for e in ENGINES if e != DEFAULT_ENGINE)  # the engine compared with DuckDB
 PASS_RATES = ("snapshot_pass", *HAZARDS)
 
@@ -56,7 +55,7 @@ def graded_engines(cells: Iterable[CellRow], verdicts: Iterable[VerdictRow]
     none."""
     by_artifact: dict[tuple[str, str], set[str]] = defaultdict(set)
     for v in verdicts:
-        if v.schedule in REPORTED:
+        if v.schedule in SCHEDULES:
             by_artifact[(v.task_digest, v.artifact)].add(v.engine)
     found: dict[str, set[str]] = defaultdict(set)
     for c in cells:
@@ -87,7 +86,7 @@ class Matched:
             by[schedule].append(pair[side])
         snapshot = by.pop("snapshot", [None])[0]
         return CellFacts("", self.task, self.replicate, True, snapshot,
-                         {k: tuple(v) for k, v in by.items() if k in CONTROLS},
+                         {k: tuple(v) for k, v in by.items() if k in CHECKED_CONTROLS},
                          {k: tuple(v) for k, v in by.items() if k in HAZARDS})
 
 
@@ -103,7 +102,7 @@ def by_engine(verdicts: Iterable[VerdictRow]) -> ByEngine:
     the newest version of each replay on each, on the schedules the report reads."""
     on: dict[str, dict[tuple[str, str], dict[Key, str]]] = {DEFAULT_ENGINE: {}, SECOND: {}}
     for v in newest_verdicts(verdicts):
-        if v.engine in on and v.schedule in REPORTED and (v.schedule != "snapshot"
+        if v.engine in on and v.schedule in SCHEDULES and (v.schedule != "snapshot"
                                                           or v.seed == 0):
             on[v.engine].setdefault((v.task_digest, v.artifact), {})[(v.schedule, v.seed)] = \
                 v.verdict

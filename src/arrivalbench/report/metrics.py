@@ -7,7 +7,6 @@ docs/metrics.md is generated from it); this module implements those definitions.
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,17 +15,17 @@ import numpy as np
 from numpy.typing import NDArray
 
 from arrivalbench.core.engine import DEFAULT_ENGINE
+from arrivalbench.core.grading import CHECKED_CONTROLS, plan_kinds
 from arrivalbench.core.task import HAZARDS
 from arrivalbench.core.values import JSON, digest
+from arrivalbench.core.verdict import STATUSES
 from arrivalbench.report.bootstrap import RESAMPLES, interval, resample_indices
 from arrivalbench.report.load import CellRow, Results, TurnRow, VerdictRow
 from arrivalbench.study.cells import CellClass, classify
 
-CONTROLS = ("in_order", "trickle")
 ORDERING = ("late_arrival", "out_of_order")
 IDEMPOTENCY = ("duplicates", "crash_retry")
-VERDICTS = ("PASS", "FAIL", "ERROR")
-REPORTED = frozenset({"snapshot", *CONTROLS, *HAZARDS})  # the schedules the metrics read
+SCHEDULES = plan_kinds(HAZARDS)  # the schedules the metrics read, in report order
 NOT_REPLICATES = frozenset({"negatives"})
 SPREAD_METRICS = ("gradeable", "snapshot_pass", "gap", "gap_controls", "silent", "crash",
                   "ordering", "idempotency", "ordering_minus_idempotency", "schema_evolution")
@@ -92,22 +91,22 @@ class CellFacts:
         return set(self.hazards.get(hazard, ())) == {"PASS"}
 
 
-def version_key(version: str) -> tuple[tuple[int, int | str], ...]:
-    """Order version strings number by number: 0.10.0 after 0.9.1."""
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.findall(r"\d+|[^\d.]+",
-                                                                             version))
+def stored_order(v: VerdictRow) -> tuple[bool, int, str, str]:
+    """Later for a verdict stored by a later run. Versions are `<release>+<hash>`, so their
+    text says nothing about which is newer; the run that stored a verdict does. A verdict
+    whose run is unknown (a hand-made file) counts as older than any with a run, and among
+    those the version text only breaks the tie, deterministically."""
+    return (v.run_id is not None, v.run_id or 0, v.harness_version, v.engine_version)
 
 
 def newest_verdicts(verdicts: Iterable[VerdictRow]) -> list[VerdictRow]:
-    """One verdict per (task digest, artifact, schedule, seed, engine): the newest version
-    pair's. Engines are kept apart: their versions do not compare (PostgreSQL 18 is not a newer
-    DuckDB)."""
+    """One verdict per (task digest, artifact, schedule, seed, engine): the one the latest run
+    stored. Engines are kept apart: each engine's newest is its own."""
     chosen: dict[tuple[str, str, str, int, str], VerdictRow] = {}
     for v in verdicts:
         key = (v.task_digest, v.artifact, v.schedule, v.seed, v.engine)
         old = chosen.get(key)
-        if old is None or ((version_key(v.harness_version), version_key(v.engine_version))
-                           > (version_key(old.harness_version), version_key(old.engine_version))):
+        if old is None or stored_order(v) > stored_order(old):
             chosen[key] = v
     return [chosen[k] for k in sorted(chosen)]
 
@@ -145,12 +144,12 @@ def cell_facts(cells: Iterable[CellRow], verdicts: Iterable[VerdictRow],
             for v in mine:
                 if v.schedule == "snapshot" and v.seed == 0:
                     snapshot = v.verdict
-                elif v.schedule in CONTROLS:
+                elif v.schedule in CHECKED_CONTROLS:
                     controls[v.schedule].append((v.seed, v.verdict))
                 elif v.schedule in HAZARDS:
                     hazards[v.schedule].append((v.seed, v.verdict))
         cell_turns = by_turns.get((c.arm, c.task, c.replicate), [])
-        mine = [v for v in mine if v.schedule in REPORTED] if c.artifact else []
+        mine = [v for v in mine if v.schedule in SCHEDULES] if c.artifact else []
         facts.append(CellFacts(
             c.arm, c.task, c.replicate, c.artifact is not None, snapshot,
             {k: tuple(x for _, x in sorted(vs)) for k, vs in sorted(controls.items())},
@@ -231,7 +230,7 @@ def rates(facts: Sequence[CellFacts]) -> dict[str, Rate]:
     }
     for h in HAZARDS:
         out[f"hazard:{h}"] = Rate(_declares(h), _passes(h))
-        for v in VERDICTS:
+        for v in STATUSES:
             out[f"composition:{h}:{v}"] = Rate(_declares(h), _share(h, v))
     if any(f.incremental is not None for f in facts):
         out["correct_and_incremental"] = Rate(
@@ -373,7 +372,7 @@ def metric_specs(available: Iterable[str]) -> list[Metric]:
     ]
     specs += [_mean(("hazards", h), f"hazard:{h}") for h in HAZARDS]
     specs += [_mean(("composition", h, v), f"composition:{h}:{v}")
-              for h in HAZARDS for v in VERDICTS]
+              for h in HAZARDS for v in STATUSES]
     if "correct_and_incremental" in have:
         specs.append(_mean(("correct_and_incremental",), "correct_and_incremental"))
     if "repair:first_turn" in have:
@@ -509,7 +508,7 @@ def used_verdicts(results: Results) -> list[VerdictRow]:
     are read by the engine comparison)."""
     used = {(c.task_digest, c.artifact) for c in results.cells if c.artifact is not None}
     return [v for v in newest_verdicts(results.verdicts) if (v.task_digest, v.artifact) in used
-            and v.schedule in REPORTED]
+            and v.schedule in SCHEDULES]
 
 
 def study(results: Results, seed: int, resamples: int = RESAMPLES,

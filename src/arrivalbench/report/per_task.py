@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from arrivalbench.core.grading import CHECKED_CONTROLS
 from arrivalbench.core.task import HAZARDS
 from arrivalbench.core.values import JSON
 from arrivalbench.report.definitions import FEW_TASKS
-from arrivalbench.report.metrics import CONTROLS, CellFacts
+from arrivalbench.report.metrics import CellFacts
 
 LETTERS = {"PASS": "P", "FAIL": "F", "ERROR": "E"}
 
@@ -51,7 +52,7 @@ def cell_rows(facts: Sequence[CellFacts]) -> list[JSON]:
         rows.append({
             "task": f.task, "replicate": f.replicate,
             "snapshot": letters([f.snapshot] if f.snapshot is not None else None),
-            **{c: letters(f.controls.get(c)) for c in CONTROLS},
+            **{c: letters(f.controls.get(c)) for c in CHECKED_CONTROLS},
             "hazards": {h: letters(f.hazards.get(h)) for h in HAZARDS},
             "class": verdict_class(f),
         })

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from arrivalbench.core.engine import FACTS
 from arrivalbench.core.task import HAZARDS
 from arrivalbench.core.values import JSON
 from arrivalbench.report.definitions import DEFINITIONS, ENGINE_DEFINITIONS, FEW_TASKS, few
@@ -210,7 +211,7 @@ def build(doc: Mapping[str, Any]) -> list[Table]:
     return tables
 
 
-ENGINE_NAMES = {"duckdb": "DuckDB", "postgres": "PostgreSQL"}
+ENGINE_NAMES: dict[str, str] = {name: f.title for name, f in FACTS.items()}
 
 
 def engine_title(c: Mapping[str, Any]) -> str:

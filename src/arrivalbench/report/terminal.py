@@ -12,6 +12,7 @@ from rich.table import Table
 from arrivalbench.core.engine import DEFAULT_ENGINE
 from arrivalbench.report.definitions import FEW_TASKS, MARK, few
 from arrivalbench.report.tables import DASH, comparison_tables, engine_title, fmt_number
+from arrivalbench.words import count
 
 HEADLINE = (("snapshot_pass", "snapshot pass"), ("gap", "gap (all-in)"),
             ("gap_controls", "gap (controls)"), ("silent", "silent"), ("crash", "crash"),
@@ -101,11 +102,11 @@ def notes(doc: Mapping[str, Any]) -> list[str]:
     for arm, m in doc["arms"].items():
         cells = m["cells"]
         if cells["ungraded"]:
-            lines.append(f"{arm}: {cells['ungraded']} cell(s) with a script but no snapshot "
-                         "verdict (an unfinished run?) are left out")
+            lines.append(f"{arm}: {count(cells['ungraded'], 'cell')} with a script but no "
+                         "snapshot verdict (an unfinished run?) left out")
         if cells["no_artifact"]:
-            lines.append(f"{arm}: {cells['no_artifact']} cell(s) without a script are counted "
-                         "apart (see cells.csv, no_artifact.csv)")
+            lines.append(f"{arm}: {count(cells['no_artifact'], 'cell')} without a script, "
+                         "counted apart (see cells.csv, no_artifact.csv)")
     return lines
 
 

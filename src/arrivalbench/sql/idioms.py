@@ -50,9 +50,7 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import re
-import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -62,6 +60,7 @@ from sqlglot import exp
 
 from arrivalbench.core.task import TaskSpec
 from arrivalbench.sql.flow import NONE, PICKS, Columns, Flow, Origins, is_star, lower, strip
+from arrivalbench.sql.syntax import Unparsable, parse
 
 TAGS = ("anti_join", "batch_dedup", "full_recompute", "history_table", "select_star",
         "transaction", "unparsed", "upsert", "watermark_filter")
@@ -485,25 +484,14 @@ class _Reader(Flow):
 
 # -- parsing ---------------------------------------------------------------------------------
 
-_SPLIT_LOCK = threading.Lock()
-
-
-@functools.cache
-def _splitter(pid: int) -> duckdb.DuckDBPyConnection:
-    """One in-memory connection per process (a forked worker opens its own): it only parses,
-    never runs a thing."""
-    return duckdb.connect(":memory:")
-
-
 def _statements(sql: str) -> list[tuple[str, bool]]:
     """(text, is a transaction statement) for each statement, split by DuckDB's parser; on a
     script DuckDB cannot parse, by semicolons."""
     try:
-        with _SPLIT_LOCK:  # a DuckDB connection is not to be shared across threads at once
-            parsed = _splitter(os.getpid()).extract_statements(sql)
-        return [(s.query, s.type == duckdb.StatementType.TRANSACTION) for s in parsed]
-    except Exception:  # the parser raises non-DuckDB errors on odd input too
+        parsed = parse(sql)
+    except Unparsable:
         return [(part, False) for part in sql.split(";") if part.strip()]
+    return [(s.query, s.type == duckdb.StatementType.TRANSACTION) for s in parsed]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -512,7 +500,7 @@ def _parse(text: str) -> exp.Expr | None:
     the reader never changes a tree."""
     try:
         statement = sqlglot.parse_one(text, read="duckdb")
-    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, ValueError):
+    except sqlglot.errors.SqlglotError:
         return None
     return None if statement is None or isinstance(statement, exp.Command) else statement
 
@@ -554,10 +542,7 @@ def signature(sql: str, spec: TaskSpec | None = None) -> list[str]:
             if statement is None:
                 reader.tags.add("unparsed")
                 continue
-            try:
-                reader.read(statement)
-            except Exception:  # a tree shape this reader does not know: say so, never crash
-                reader.tags.add("unparsed")
+            reader.read(statement)  # a crash here is a bug of the reader, not `unparsed`
     finally:
         logger.setLevel(level)
     return sorted(reader.tags)

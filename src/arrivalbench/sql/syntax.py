@@ -1,12 +1,47 @@
-"""Where a script stops parsing, in the words of DuckDB's own parser (the one the runner
-splits statements with), with a line and a column a person can find."""
+"""DuckDB's own parser (the one the runner splits statements with), for reading a script
+without running it: its statements, or where it stops parsing, with a line and a column a
+person can find."""
 
 from __future__ import annotations
 
+import os
 import re
+import threading
 from dataclasses import dataclass
 
 import duckdb
+
+
+class Unparsable(Exception):
+    """DuckDB's parser cannot read a script; the message is the parser's."""
+
+
+_CONNECTIONS: dict[tuple[int, int], duckdb.DuckDBPyConnection] = {}
+_LOCK = threading.Lock()
+
+
+def _parser() -> duckdb.DuckDBPyConnection:
+    """An in-memory connection per process and thread (a forked worker or a thread opens its
+    own): it only parses, never runs a thing."""
+    key = (os.getpid(), threading.get_ident())
+    with _LOCK:
+        if key not in _CONNECTIONS:
+            _CONNECTIONS[key] = duckdb.connect(":memory:")
+        return _CONNECTIONS[key]
+
+
+def parse(script: str) -> list[duckdb.Statement]:
+    """The statements of `script` as DuckDB's parser splits them; `Unparsable` when it cannot.
+    Text that is not UTF-8 (a lone surrogate) is unparsable too: DuckDB's API refuses it with
+    a TypeError, which would read like a bug."""
+    try:
+        script.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise Unparsable(f"not UTF-8 text at character {exc.start} ({exc.reason})") from None
+    try:
+        return _parser().extract_statements(script)
+    except duckdb.Error as exc:
+        raise Unparsable(str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -23,15 +58,11 @@ _LINE = re.compile(r"^LINE (\d+): (.*)$")
 
 
 def parse_problem(script: str) -> ParseProblem | None:
-    """None when DuckDB parses `script`; otherwise the first place it cannot. Parsing runs no
-    statement, so an in-memory connection of its own is safe."""
-    con = duckdb.connect(":memory:")
+    """None when DuckDB parses `script`; otherwise the first place it cannot."""
     try:
-        con.extract_statements(script)
-    except Exception as exc:  # the parser raises more than duckdb.Error on odd input
+        parse(script)
+    except Unparsable as exc:
         return _locate(str(exc))
-    finally:
-        con.close()
     return None
 
 

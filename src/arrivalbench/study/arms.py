@@ -243,14 +243,14 @@ def submissions(folder: Path, specs: Sequence[TaskSpec], arm_name: str | None = 
     usable is an error."""
     folder = Path(folder)
     if not folder.is_dir():
-        raise ArrivalBenchError(f"--submissions {folder}: no such folder; give a folder of "
+        raise ArrivalBenchError(f"submissions {folder}: no such folder; give a folder of "
                                 "<task_id>.sql files")
     arm = arm_name if arm_name is not None else folder.resolve().name
     if not arm.strip():
-        raise ArrivalBenchError("--arm-name: give a non-empty name")
+        raise ArrivalBenchError("arm name '': give the submissions a non-empty arm name")
     if arm in BUILTIN_ARMS:
-        raise ArrivalBenchError(f"--arm-name {arm}: that is a built-in arm; give the "
-                                "submissions another name with --arm-name")
+        raise ArrivalBenchError(f"arm name {arm}: that is a built-in arm; give the "
+                                "submissions another arm name")
     by_id = {spec.id: spec for spec in specs}
     known = set(builtin_ids()) | set(by_id)
     warnings: list[str] = []
@@ -264,7 +264,7 @@ def submissions(folder: Path, specs: Sequence[TaskSpec], arm_name: str | None = 
         names = [f"{e.name}/" if e.is_dir() else e.name for e in unmatched]
         if not allow_unmatched:
             raise ArrivalBenchError(_unmatched_message(folder, names, known))
-        warnings += [f"{folder / name}: names no task; left out (--allow-unmatched)"
+        warnings += [f"{folder / name}: names no task; left out (unmatched files allowed)"
                      for name in names]
 
     def take(file: Path, task: str, replicate: int) -> None:
@@ -318,7 +318,7 @@ def submissions(folder: Path, specs: Sequence[TaskSpec], arm_name: str | None = 
                 take(file, entry.name, int(file.stem))
     if not found:
         scope = ", ".join(sorted(by_id))
-        raise ArrivalBenchError(f"--submissions {folder}: no usable submission for the tasks "
+        raise ArrivalBenchError(f"submissions {folder}: no usable submission for the tasks "
                                 f"graded ({scope}); lay it out as <task_id>.sql or "
                                 "<task_id>/<n>.sql")
     artifacts = sorted(found.values(), key=lambda a: (a.spec.id, a.replicate))
@@ -334,10 +334,10 @@ def _unmatched_message(folder: Path, names: Sequence[str], known: set[str]) -> s
         if close:
             hints.append(f"{name} -> {close[0]}")
     hint = f" (did you mean {'; '.join(hints)}?)" if hints else ""
-    return (f"--submissions {folder}: {count(len(names), 'entry', 'entries')} "
+    return (f"submissions {folder}: {count(len(names), 'entry', 'entries')} "
             f"{'names' if len(names) == 1 else 'name'} no task: {shown}{hint}; name each "
-            "<task_id>.sql or <task_id>/<n>.sql (see 'arrivalbench tasks'), or pass "
-            "--allow-unmatched to grade the rest")
+            "<task_id>.sql or <task_id>/<n>.sql (see 'arrivalbench tasks'), or allow "
+            "unmatched files to grade the rest")
 
 
 # -- idiom signatures ------------------------------------------------------------------------

@@ -10,10 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from arrivalbench.core.schedules import CONTROLS
-
-# The controls a snapshot-passing script must also pass: every control but `snapshot` itself.
-CHECKED_CONTROLS: tuple[str, ...] = CONTROLS[1:]
+from arrivalbench.core.grading import CHECKED_CONTROLS
 
 
 @dataclass(frozen=True)

@@ -34,13 +34,14 @@ from arrivalbench.core.engine.cost import check_measurable
 from arrivalbench.core.grading import DEFAULT_SEEDS, check_seeds, plan
 from arrivalbench.core.task import TaskSpec, builtin_ids, load_spec, load_specs, source_of
 from arrivalbench.core.values import digest
-from arrivalbench.core.verdict import STATUSES as VERDICTS
+from arrivalbench.core.verdict import STATUSES
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.study import arms as armlib
 from arrivalbench.study import executors
 from arrivalbench.study.cells import classify
 from arrivalbench.study.executors import Executor, Result, Unit, unit_key
-from arrivalbench.study.store import DEFAULT_RESULTS, Cell, Key, Store, StoredTask, current_versions
+from arrivalbench.study.keys import Key, current_versions
+from arrivalbench.study.store import DEFAULT_RESULTS, Cell, Store, StoredTask
 from arrivalbench.words import count
 
 DEFAULT_ARMS = armlib.BUILTIN_ARMS
@@ -393,5 +394,5 @@ def _summarise(store: Store, planned: Sequence[_Planned], arms: Sequence[str], s
             crash += cls.crash
             control += not cls.controls_pass
         out.append(ArmSummary(arm, len(cells), scripts, snapshot, hazard, silent, crash, control,
-                              ungraded, {k: tally[k] for k in VERDICTS}))
+                              ungraded, {k: tally[k] for k in STATUSES}))
     return out

@@ -15,14 +15,8 @@ from arrivalbench.core.task import TaskSpec
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.study.executors import Executor, Result, Unit, unit_key
 from arrivalbench.study.grid import Warn, load_cell_task, make_executor, stderr_warning
-from arrivalbench.study.store import (
-    DEFAULT_RESULTS,
-    Cell,
-    Key,
-    Store,
-    StoredVerdict,
-    current_versions,
-)
+from arrivalbench.study.keys import Key, current_versions
+from arrivalbench.study.store import DEFAULT_RESULTS, Cell, Store, StoredVerdict
 
 SAMPLE_SEED = 20240229  # fixes the sample `regrade(sample=N)` draws
 

@@ -1,63 +1,9 @@
 """The results file: one DuckDB database, the single source of truth of a study.
 
-Schema version 1, recorded in `meta` and checked on every open: a file of another version is
-refused with a one-line error rather than misread. Every command that grades writes here, and
-`regrade` and the reports read only this file, so a study moves as one file.
-
-Tables
-------
-`meta (key, value)`
-    `schema_version` = "1".
-`runs`
-    One row per `run` (or `grade_arms` call): when it started and finished, its status
-    (`running` until it ends, then `finished`, `interrupted` by Ctrl-C or SIGTERM, or `failed`
-    on a harness error; a run that was killed stays `running` with no `finished_at`), the
-    engine it graded on (`engine`) and the versions of the harness, that engine and Python, the
-    executor and its worker count, the seeds,
-    arms and tasks asked for, how many replays it graded and how many it found already graded,
-    and the command line.
-`tasks`
-    One row per task digest graded into the file: the task id, where it was loaded from (a
-    built-in id, or the folder's path for a user's task), title, mode, difficulty, the declared
-    hazards and a JSON summary (negatives and the hazards each declares it fails). Reports and
-    `regrade` need nothing but this file to know what a task declares.
-`artifacts (artifact, sql, idioms)`
-    Each script once, by `sha256:<hex>` of its text, with its idiom signature tags (sorted; NULL
-    when no idiom extractor was installed).
-`cells (arm, task, task_digest, replicate, artifact, reason, provenance, engine)`
-    One (arm, task, replicate) on one engine: the artifact it produced, or NULL with the reason
-    it produced none. The same arm may hold cells on both engines (its gold differs by engine);
-    a file written before a second engine gets the column, every cell `duckdb`, when opened to
-    write. `provenance` is JSON: the source file of a gold or negative script (and, for a
-    negative, its name and the hazards it declares to fail), the generator of a template, the
-    submission file of a human arm, the model and prompt variant of a model arm.
-`verdicts`
-    One row per replay, keyed by what determines it: (`task_digest`, `schedule`, `seed`,
-    `artifact`, `engine_version`, `harness_version`). `engine_version` is DuckDB's bare version
-    (as in every file written before a second engine) or `<engine> <version>` for another
-    engine (`postgres 18.1`), so the verdicts of two engines never share a key; `engine` names
-    the engine. An artifact that two arms share is graded once per engine; a key is never
-    graded twice. `record` is the canonical verdict JSON, the
-    same bytes whatever the executor, worker count or order of work; `record_digest` is its
-    SHA-256; `verdict` is PASS, FAIL or ERROR.
-`nondeterministic`
-    Artifacts whose `snapshot` replay, run a second time in the same worker, gave a different
-    final table (or error): their verdicts are stored but may not reproduce, and `regrade`
-    reports their differences apart from mismatches.
-`timings`
-    Kept apart from verdicts, so verdict bytes never depend on them: for each replay graded, the
-    run that graded it, the wall seconds of the whole work unit in its worker (schedule, replay,
-    oracle) and the seconds DuckDB spent on the pipeline's own statements.
-`costs`
-    Beside verdicts and keyed like them, for replays graded with cost measurement: rows the
-    pipeline's statements read from tables in `main` (logical rows after pushed-down filters),
-    rows they wrote, the records the schedule delivered, their ratio `read_amplification`, and
-    `unprofiled`, the statements (EXECUTE, CALL) whose reads the profiler could not see.
-`turns`, `transcripts`
-    Model arms: every turn of the repair loop, and the whole transcript with token counts.
-
-Cells join verdicts on (`task_digest`, `artifact`); a verdict's schedule and seed come from the
-plan (`snapshot` seed 0, then each control and declared hazard for seeds 0..N-1).
+Every command that grades writes here, and `regrade` and the reports read only this file, so a
+study moves as one file. Its tables and their version are in `study.schema`, a verdict's key
+in `study.keys`; this module is the one way in: every read and write of a results file is a
+method of `Store`.
 
 Writes are small transactions made by one process (the parent of a run; workers only
 compute), so a killed run loses nothing it had finished, and DuckDB's file lock keeps a second
@@ -76,183 +22,25 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from arrivalbench.core.engine import DEFAULT_ENGINE, ENGINES, EngineName, backend
-from arrivalbench.core.engine import duckdb as duckdb_engine
+from arrivalbench.core.engine import DEFAULT_ENGINE, ENGINES, EngineName, check_engine
 from arrivalbench.core.engine.cost import Cost
+from arrivalbench.core.task import Budget
 from arrivalbench.core.values import JSON, canonical_json, digest
-from arrivalbench.core.version import harness_version
 from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.study import schema
+
+# `as` re-exports Key, current_versions and key_of for study/executors.py, which imported them
+# from here before `keys` existed.
+from arrivalbench.study.keys import Key as Key
+from arrivalbench.study.keys import current_versions as current_versions
+from arrivalbench.study.keys import engine_of
+from arrivalbench.study.keys import key_of as key_of
 
 if TYPE_CHECKING:
     from arrivalbench.core.task import TaskSpec
     from arrivalbench.core.verdict import Verdict
 
-SCHEMA_VERSION = 1
 DEFAULT_RESULTS = Path("results") / "arrivalbench.duckdb"  # a study's file unless told
-
-CELLS_DDL = """
-CREATE TABLE IF NOT EXISTS cells (
-    arm         VARCHAR NOT NULL,
-    task        VARCHAR NOT NULL,
-    task_digest VARCHAR NOT NULL,
-    replicate   INTEGER NOT NULL,
-    artifact    VARCHAR,                   -- NULL: the arm produced no script (see reason)
-    reason      VARCHAR,
-    provenance  JSON NOT NULL,             -- source file, model, prompt variant, ...
-    engine      VARCHAR NOT NULL DEFAULT 'duckdb',  -- where the artifact is graded
-    PRIMARY KEY (arm, task, replicate, engine)
-);
-"""
-
-DDL = """
-CREATE TABLE IF NOT EXISTS meta (
-    key   VARCHAR PRIMARY KEY,
-    value VARCHAR NOT NULL
-);
-CREATE TABLE IF NOT EXISTS runs (
-    run_id          INTEGER PRIMARY KEY,
-    started_at      TIMESTAMP NOT NULL,
-    harness_version VARCHAR NOT NULL,
-    engine_version  VARCHAR NOT NULL,
-    python_version  VARCHAR NOT NULL,
-    executor        VARCHAR NOT NULL,
-    workers         INTEGER NOT NULL,
-    seeds           INTEGER NOT NULL,
-    arms            VARCHAR[] NOT NULL,
-    tasks           VARCHAR[],
-    command         VARCHAR,
-    status          VARCHAR,               -- running | finished | interrupted | failed
-    finished_at     TIMESTAMP,
-    graded          INTEGER,               -- replays graded by this run
-    skipped         INTEGER,               -- replays of its plan found already graded
-    engine          VARCHAR DEFAULT 'duckdb'
-);
-CREATE TABLE IF NOT EXISTS tasks (
-    task_digest VARCHAR PRIMARY KEY,
-    task        VARCHAR NOT NULL,
-    source      VARCHAR NOT NULL,          -- a built-in id, or the task folder's path
-    title       VARCHAR NOT NULL,
-    mode        VARCHAR NOT NULL,
-    difficulty  VARCHAR NOT NULL,
-    hazards     VARCHAR[] NOT NULL,
-    summary     JSON NOT NULL              -- negatives and what each declares it fails, ...
-);
-CREATE TABLE IF NOT EXISTS artifacts (
-    artifact VARCHAR PRIMARY KEY,          -- sha256:<hex> of the script text
-    sql      VARCHAR NOT NULL,
-    idioms   VARCHAR[]                     -- idiom signature tags, sorted
-);
-""" + CELLS_DDL + """
-CREATE TABLE IF NOT EXISTS verdicts (
-    task_digest     VARCHAR NOT NULL,
-    schedule        VARCHAR NOT NULL,
-    seed            INTEGER NOT NULL,
-    artifact        VARCHAR NOT NULL,
-    engine_version  VARCHAR NOT NULL,
-    harness_version VARCHAR NOT NULL,
-    task            VARCHAR NOT NULL,
-    verdict         VARCHAR NOT NULL,      -- PASS | FAIL | ERROR
-    record          VARCHAR NOT NULL,      -- the canonical verdict JSON
-    record_digest   VARCHAR NOT NULL,
-    engine          VARCHAR DEFAULT 'duckdb',
-    PRIMARY KEY (task_digest, schedule, seed, artifact, engine_version, harness_version)
-);
-CREATE TABLE IF NOT EXISTS nondeterministic (  -- artifacts whose snapshot replayed differently
-    task_digest     VARCHAR NOT NULL,
-    artifact        VARCHAR NOT NULL,
-    engine_version  VARCHAR NOT NULL,
-    harness_version VARCHAR NOT NULL,
-    detail          JSON NOT NULL,         -- the rows (or errors) the two replays differ in
-    PRIMARY KEY (task_digest, artifact, engine_version, harness_version)
-);
-CREATE TABLE IF NOT EXISTS timings (
-    task_digest    VARCHAR NOT NULL,
-    schedule       VARCHAR NOT NULL,
-    seed           INTEGER NOT NULL,
-    artifact       VARCHAR NOT NULL,
-    run_id         INTEGER NOT NULL,
-    wall_seconds   DOUBLE NOT NULL,
-    engine_seconds DOUBLE NOT NULL
-);
-CREATE TABLE IF NOT EXISTS costs (        -- beside verdicts, keyed like them
-    task_digest        VARCHAR NOT NULL,
-    schedule           VARCHAR NOT NULL,
-    seed               INTEGER NOT NULL,
-    artifact           VARCHAR NOT NULL,
-    engine_version     VARCHAR NOT NULL,
-    harness_version    VARCHAR NOT NULL,
-    rows_read          BIGINT NOT NULL,
-    rows_written       BIGINT NOT NULL,
-    records            BIGINT NOT NULL,
-    read_amplification DOUBLE NOT NULL,
-    unprofiled         INTEGER NOT NULL,
-    PRIMARY KEY (task_digest, schedule, seed, artifact, engine_version, harness_version)
-);
-CREATE TABLE IF NOT EXISTS turns (         -- model arms: every turn of the repair loop
-    arm              VARCHAR NOT NULL,
-    task             VARCHAR NOT NULL,
-    replicate        INTEGER NOT NULL,
-    turn             INTEGER NOT NULL,     -- 1-based
-    sql              VARCHAR,              -- NULL: the reply held no script
-    snapshot_verdict VARCHAR,
-    feedback         VARCHAR,
-    PRIMARY KEY (arm, task, replicate, turn)
-);
-CREATE TABLE IF NOT EXISTS transcripts (
-    arm           VARCHAR NOT NULL,
-    task          VARCHAR NOT NULL,
-    replicate     INTEGER NOT NULL,
-    turns         INTEGER NOT NULL,
-    input_tokens  BIGINT,
-    output_tokens BIGINT,
-    transcript    JSON NOT NULL,
-    PRIMARY KEY (arm, task, replicate)
-);
-"""
-
-# Files written before a second engine lack the `engine` columns: added when opened to write.
-# A cell's engine is part of its key (the gold of one task differs by engine), so `cells` is
-# rebuilt with the new key; every cell of such a file was graded on DuckDB.
-MIGRATIONS = """
-ALTER TABLE runs ADD COLUMN IF NOT EXISTS engine VARCHAR DEFAULT 'duckdb';
-ALTER TABLE verdicts ADD COLUMN IF NOT EXISTS engine VARCHAR DEFAULT 'duckdb';
-"""
-MIGRATE_CELLS = f"""
-ALTER TABLE cells RENAME TO cells_before_engines;
-{CELLS_DDL}
-INSERT INTO cells SELECT *, 'duckdb' FROM cells_before_engines;
-DROP TABLE cells_before_engines;
-"""
-
-# (task_digest, schedule, seed, artifact, engine_version, harness_version): the verdict key,
-# its engine_version written by `version_tag`.
-Key = tuple[str, str, int, str, str, str]
-
-
-def version_tag(engine: str, version: str) -> str:
-    """The engine part of a verdict key: DuckDB's bare version, so that every key stored
-    before a second engine existed stays valid, and `<engine> <version>` for any other engine,
-    which no DuckDB version can equal."""
-    return version if engine == DEFAULT_ENGINE else f"{engine} {version}"
-
-
-def engine_of(tag: str) -> EngineName:
-    """The engine of a key's engine_version (see `version_tag`)."""
-    name = tag.split(" ", 1)[0] if " " in tag else DEFAULT_ENGINE
-    return name if name in ENGINES else DEFAULT_ENGINE  # type: ignore[return-value]
-
-
-def key_of(verdict: Verdict) -> Key:
-    return (verdict.task_digest, verdict.schedule, verdict.seed, verdict.artifact,
-            version_tag(verdict.engine, verdict.engine_version), verdict.harness_version)
-
-
-def current_versions(engine: EngineName = DEFAULT_ENGINE) -> tuple[str, str]:
-    """(engine_version as a key holds it, harness_version) of this installation on `engine`:
-    the tail of every key it makes there. Asks the engine its version (PostgreSQL's needs its
-    extra installed)."""
-    version = duckdb_engine.VERSION if engine == DEFAULT_ENGINE else backend(engine).version()
-    return version_tag(engine, version), harness_version()
 
 
 @dataclass(frozen=True)
@@ -295,10 +83,31 @@ class StoredVerdict:
     task: str
     verdict: str
     record: str
+    engine: EngineName = DEFAULT_ENGINE
+    run_id: int | None = None  # the run that stored it (None: unknown, see `schema`)
 
-    @property
-    def engine(self) -> EngineName:
-        return engine_of(self.key[4])
+
+@dataclass(frozen=True)
+class MinimalPlan:
+    """One row of `minimal_plans`: the explain document of an artifact's first failing
+    verdict, with its shape and the minimal plan's size."""
+
+    task_digest: str
+    artifact: str
+    engine_version: str
+    harness_version: str
+    task: str
+    schedule: str
+    seed: int
+    verdict: str
+    shape: str
+    records: int | None
+    batches: int | None
+    aborts: int | None
+    one_minimal: bool | None
+    replays: int | None
+    nondeterministic: bool
+    document: dict[str, JSON]
 
 
 @dataclass(frozen=True)
@@ -318,7 +127,7 @@ class Store:
         self.path = Path(path)
         if read_only and not self.path.is_file():
             raise ArrivalBenchError(f"{self.path}: no such results file; grade into it first "
-                                    "with 'arrivalbench run --results FILE'")
+                                    "(arrivalbench run)")
         try:
             if not read_only:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -330,27 +139,33 @@ class Store:
                                     f"({str(exc).splitlines()[0]}); {fix}, not in use by "
                                     "another arrivalbench process") from None
         try:
-            if not read_only:
-                self.con.execute(DDL)
-                self.con.execute(MIGRATIONS)
-                if not self._has_column("cells", "engine"):
-                    with self._transaction():
-                        self.con.execute(MIGRATE_CELLS)
-            found = self.con.execute(
-                "SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        except duckdb.Error as exc:
+            self._check_schema(read_only)
+        except BaseException:
             self.con.close()
-            raise ArrivalBenchError(f"{self.path}: not a results file written by arrivalbench "
-                                    f"({str(exc).splitlines()[0]})") from None
-        if found is None and not read_only:
-            self.con.execute("INSERT INTO meta VALUES ('schema_version', ?)",
-                             [str(SCHEMA_VERSION)])
-        elif found is None or found[0] != str(SCHEMA_VERSION):
-            self.con.close()
-            got = found[0] if found is not None else "unknown"
-            raise ArrivalBenchError(f"{self.path}: results schema version {got}, this "
-                                    f"arrivalbench reads version {SCHEMA_VERSION}; use a new "
-                                    "results file")
+            raise
+
+    def _check_schema(self, read_only: bool) -> None:
+        """Refuse what is not a results file of a version this arrivalbench reads; bring an
+        older one to the current version (in memory when read-only). Only what the file
+        records is judged here: an error of the schema's own SQL is a bug and propagates."""
+        found = schema.version_of(self.con)
+        if found is None:
+            if read_only or schema.tables(self.con):  # never add tables to another database
+                raise ArrivalBenchError(f"{self.path}: not a results file written by "
+                                        "arrivalbench (it records no schema version)")
+            schema.create(self.con)
+            return
+        if not found.isdigit() or not 1 <= int(found) <= schema.SCHEMA_VERSION:
+            raise ArrivalBenchError(f"{self.path}: results schema version {found}, this "
+                                    f"arrivalbench reads versions 1 to "
+                                    f"{schema.SCHEMA_VERSION}; use a newer arrivalbench or a "
+                                    "new results file")
+        if int(found) == schema.SCHEMA_VERSION:
+            return
+        if read_only:
+            self.con = _migrated_copy(self.con, self.path, int(found))
+        else:
+            schema.migrate(self.con, int(found))
 
     def close(self) -> None:
         self.con.close()
@@ -392,16 +207,22 @@ class Store:
 
     def cells(self, arms: list[str] | None = None, engine: EngineName | None = None
               ) -> list[Cell]:
-        """The cells of `arms` (default: all) on `engine` (default: every engine). A file
-        written before a second engine, opened read-only, has DuckDB's alone."""
-        column = "engine" if self._has_column("cells", "engine") else "'duckdb'"
+        """The cells of `arms` (default: all) on `engine` (default: every engine)."""
         rows = self.con.execute(
             "SELECT arm, task, task_digest, replicate, artifact, reason, provenance, "
-            f"{column} AS engine FROM cells WHERE ($1 IS NULL OR list_contains($1, arm)) "
+            "engine FROM cells WHERE ($1 IS NULL OR list_contains($1, arm)) "
             "AND ($2 IS NULL OR engine = $2) ORDER BY arm, task, replicate, engine",
             [arms, engine]).fetchall()
         return [Cell(a, t, d, r, art, reason, json.loads(p), e)
                 for a, t, d, r, art, reason, p, e in rows]
+
+    def idioms(self, arms: Sequence[str]) -> dict[str, tuple[str, ...] | None]:
+        """The sorted idiom tags of every artifact of `arms`' cells; None: not analysed."""
+        return {a: (tuple(sorted(tags)) if tags is not None else None) for a, tags in
+                self.con.execute(
+                    "SELECT artifact, idioms FROM artifacts a WHERE EXISTS (SELECT 1 FROM cells "
+                    "c WHERE list_contains($1, c.arm) AND c.artifact = a.artifact) "
+                    "ORDER BY artifact", [list(arms)]).fetchall()}
 
     def arms(self) -> list[str]:
         return [r[0] for r in self.con.execute(
@@ -437,6 +258,13 @@ class Store:
         self.con.execute("INSERT OR REPLACE INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                          [spec.digest, spec.id, source, spec.title, spec.mode, spec.difficulty,
                           list(spec.hazards), canonical_json(summary)])
+
+    def budgets(self) -> dict[str, Budget]:
+        """The read budget each stored task declared, by task digest."""
+        rows = self.con.execute(
+            "SELECT task_digest, CAST(json_extract(summary, '$.budget.read_amplification') "
+            "AS DOUBLE) FROM tasks").fetchall()
+        return {d: Budget(float(b)) for d, b in rows if b is not None}
 
     def tasks(self) -> dict[str, StoredTask]:
         """Every stored task by digest."""
@@ -480,10 +308,10 @@ class Store:
                 row = self.con.execute(
                     "INSERT INTO verdicts (task_digest, schedule, seed, artifact, "
                     "engine_version, harness_version, task, verdict, record, record_digest, "
-                    "engine) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "engine, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT DO NOTHING RETURNING 1",
                     [*key_of(v), v.task, v.status, record, digest(record),
-                     v.engine]).fetchall()
+                     v.engine, run_id]).fetchall()
                 if row:
                     added += 1
                     self.con.execute("INSERT INTO timings VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -500,13 +328,10 @@ class Store:
                           verdict.harness_version, detail])
 
     def nondeterministic(self) -> set[tuple[str, str]]:
-        """(task digest, artifact) of every artifact marked nondeterministic (none in a file
-        written before the table existed, opened read-only)."""
-        try:
-            return {(d, a) for d, a in self.con.execute(
-                "SELECT task_digest, artifact FROM nondeterministic").fetchall()}
-        except duckdb.CatalogException:
-            return set()
+        """(task digest, artifact) of every artifact marked nondeterministic."""
+        return {(d, a) for d, a in self.con.execute(
+            "SELECT task_digest, artifact FROM nondeterministic").fetchall()}
+
     def _add_cost(self, v: Verdict, cost: Cost) -> None:
         # Only with a new verdict: a key is graded once, so is its cost.
         self.con.execute(
@@ -542,14 +367,52 @@ class Store:
             list(current_versions(engine))).fetchall()
         return {(d, s, int(seed), a, e, h): k for d, s, seed, a, e, h, k in rows}
 
-    def verdicts(self) -> list[StoredVerdict]:
-        """Every stored verdict, in key order."""
+    def verdicts(self, arms: Sequence[str] | None = None) -> list[StoredVerdict]:
+        """Every stored verdict (with `arms`, of the artifacts of those arms' cells), in key
+        order."""
         rows = self.con.execute(
             "SELECT task_digest, schedule, seed, artifact, engine_version, harness_version, "
-            "task, verdict, record FROM verdicts ORDER BY task_digest, schedule, seed, "
-            "artifact, engine_version, harness_version").fetchall()
-        return [StoredVerdict((d, s, int(seed), a, e, h), t, k, r)
-                for d, s, seed, a, e, h, t, k, r in rows]
+            "task, verdict, record, engine, run_id FROM verdicts v WHERE $1 IS NULL OR EXISTS "
+            "(SELECT 1 FROM cells c WHERE list_contains($1, c.arm) AND c.artifact = v.artifact "
+            "AND c.task_digest = v.task_digest) ORDER BY task_digest, schedule, seed, "
+            "artifact, engine_version, harness_version",
+            [None if arms is None else list(arms)]).fetchall()
+        return [StoredVerdict((d, s, int(seed), a, e, h), t, k, r,
+                              check_engine(engine) if engine else engine_of(e), run)
+                for d, s, seed, a, e, h, t, k, r, engine, run in rows]
+
+    # -- explain --results -----------------------------------------------------------------------
+
+    def failing_verdicts(self, engine_version: str, harness_version: str
+                         ) -> dict[tuple[str, str], list[tuple[str, int, str]]]:
+        """(schedule, seed, verdict) of every verdict not PASS of these versions, by (task
+        digest, artifact)."""
+        failing: dict[tuple[str, str], list[tuple[str, int, str]]] = {}
+        for d, a, s, seed, v in self.con.execute(
+                "SELECT task_digest, artifact, schedule, seed, verdict FROM verdicts WHERE "
+                "verdict <> 'PASS' AND engine_version = ? AND harness_version = ? "
+                "ORDER BY ALL", [engine_version, harness_version]).fetchall():
+            failing.setdefault((d, a), []).append((s, int(seed), v))
+        return failing
+
+    def explained(self, engine_version: str, harness_version: str) -> set[tuple[str, str]]:
+        """(task digest, artifact) of every minimal plan stored for these versions."""
+        return {(d, a) for d, a in self.con.execute(
+            "SELECT task_digest, artifact FROM minimal_plans WHERE engine_version = ? AND "
+            "harness_version = ?", [engine_version, harness_version]).fetchall()}
+
+    def add_minimal_plan(self, plan: MinimalPlan) -> None:
+        self.con.execute(
+            "INSERT INTO minimal_plans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [plan.task_digest, plan.artifact, plan.engine_version, plan.harness_version,
+             plan.task, plan.schedule, plan.seed, plan.verdict, plan.shape, plan.records,
+             plan.batches, plan.aborts, plan.one_minimal, plan.replays,
+             plan.nondeterministic, canonical_json(plan.document)])
+
+    def minimal_plans(self) -> list[tuple[str, dict[str, JSON]]]:
+        """(shape, explain document) of every stored minimal plan, by task and artifact."""
+        return [(shape, json.loads(document)) for shape, document in self.con.execute(
+            "SELECT shape, document FROM minimal_plans ORDER BY task, artifact").fetchall()]
 
     # -- model arms ------------------------------------------------------------------------------
 
@@ -561,6 +424,13 @@ class Store:
                              [arm, task, replicate, t.turn, t.sql, t.snapshot_verdict,
                               t.feedback])
 
+    def turns(self, arms: Sequence[str]) -> list[tuple[str, str, int, int, str | None]]:
+        """(arm, task, replicate, turn, snapshot verdict) of every turn of `arms`."""
+        return [(a, t, int(r), int(n), v) for a, t, r, n, v in self.con.execute(
+            "SELECT arm, task, replicate, turn, snapshot_verdict FROM turns "
+            "WHERE list_contains($1, arm) ORDER BY arm, task, replicate, turn",
+            [list(arms)]).fetchall()]
+
     def add_transcript(self, arm: str, task: str, replicate: int, turns: int,
                        input_tokens: int | None, output_tokens: int | None,
                        transcript: JSON) -> None:
@@ -569,12 +439,6 @@ class Store:
                           canonical_json(transcript)])
 
     # -- helpers ---------------------------------------------------------------------------------
-
-    def _has_column(self, table: str, column: str) -> bool:
-        found = self.con.execute(
-            "SELECT count(*) FROM information_schema.columns WHERE table_name = ? AND "
-            "column_name = ?", [table, column]).fetchone()
-        return bool(found and found[0])
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self.con)
@@ -597,6 +461,20 @@ class _Transaction:
         if self.outer:
             return
         self.con.execute("ROLLBACK" if kind is not None else "COMMIT")
+
+
+def _migrated_copy(con: duckdb.DuckDBPyConnection, path: Path, version: int
+                   ) -> duckdb.DuckDBPyConnection:
+    """The file's tables copied into memory and migrated there: a reader of an older file sees
+    the current schema and the file is left as it was."""
+    con.close()
+    memory = duckdb.connect()
+    quoted = "'" + str(path).replace("'", "''") + "'"
+    memory.execute(f"ATTACH {quoted} AS written (READ_ONLY)")
+    memory.execute("COPY FROM DATABASE written TO memory")
+    memory.execute("DETACH written")
+    schema.migrate(memory, version)
+    return memory
 
 
 def _now() -> dt.datetime:

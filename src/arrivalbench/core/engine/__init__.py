@@ -25,6 +25,23 @@ ENGINES: tuple[EngineName, ...] = get_args(EngineName)
 DEFAULT_ENGINE: EngineName = "duckdb"
 
 
+@dataclass(frozen=True)
+class Facts:
+    """What the rest of the harness may ask of an engine without importing it (an engine's
+    module needs its extra): one place, instead of `engine == "duckdb"` where it matters."""
+
+    title: str  # how a person writes its name
+    runs_dbt: bool  # dbt projects run on it (dbt-duckdb is the adapter the harness drives)
+    locates_parse_errors: bool  # its parser says where a whole script stops parsing
+    # Which engines measure cost is `cost.MEASURABLE_ENGINES`, beside the profiler that does.
+
+
+FACTS: dict[EngineName, Facts] = {
+    "duckdb": Facts("DuckDB", runs_dbt=True, locates_parse_errors=True),
+    "postgres": Facts("PostgreSQL", runs_dbt=False, locates_parse_errors=False),
+}
+
+
 def check_engine(name: str) -> EngineName:
     """`name` as an engine name, or a one-line error listing the engines."""
     if name not in ENGINES:

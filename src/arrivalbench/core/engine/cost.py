@@ -45,7 +45,7 @@ _WRITERS = frozenset({"INSERT", "BATCH_INSERT", "UPDATE", "DELETE_OPERATOR", "DE
 
 # Engines whose profiler reports rows per table scan, and schedules whose replays deliver
 # records through `incoming` (every built-in one: amplification divides by what they deliver).
-MEASURABLE_ENGINES = frozenset({"duckdb"})
+MEASURABLE_ENGINES = frozenset({"duckdb"})  # its profiler counts the rows a statement reads
 
 
 def check_measurable(engine: str, script: bool = True) -> None:

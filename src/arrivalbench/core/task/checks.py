@@ -1,263 +1,38 @@
-"""Task folders: read and validate `task.yaml`, its SQL files and its log.
+"""Reading a task folder: `task.yaml` checked field by field (every error names the file, the
+field and the offending value), its SQL files and the list of its log files.
 
 Loading runs no code from the folder: the log is data and the SQL is only read here.
 """
 
 from __future__ import annotations
 
-import difflib
-import functools
-from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast, get_args, overload
+from typing import Any, cast, overload
 
 import duckdb
 import yaml
 
 from arrivalbench.core.engine import DEFAULT_ENGINE, ENGINES, EngineName
+from arrivalbench.core.task.spec import (
+    DEFAULT_BUDGETS,
+    DIFFICULTIES,
+    HAZARDS,
+    LOG_SUFFIXES,
+    MODES,
+    Budget,
+    Column,
+    Difficulty,
+    Evolution,
+    Hazard,
+    Mode,
+    Negative,
+    Source,
+    Target,
+    TaskSpec,
+    pipeline_file,
+)
 from arrivalbench.core.textfile import read_text
-from arrivalbench.core.values import digest
 from arrivalbench.errors import TaskError
-
-Mode = Literal["append", "upsert", "aggregate"]
-Difficulty = Literal["easy", "medium", "hard"]
-Hazard = Literal[
-    "late_arrival", "out_of_order", "duplicates", "crash_retry", "backfill", "schema_evolution"
-]
-HAZARDS: tuple[Hazard, ...] = get_args(Hazard)
-MODES: tuple[Mode, ...] = get_args(Mode)
-DIFFICULTIES: tuple[Difficulty, ...] = get_args(Difficulty)
-
-
-BUILTIN_DIR = Path(__file__).parents[1] / "tasks"
-LOG_SUFFIXES = (".jsonl", ".csv", ".parquet")
-
-
-@dataclass(frozen=True)
-class Column:
-    name: str
-    type: str  # DuckDB's own spelling of the declared type, e.g. "DECIMAL(10,2)"
-
-
-@dataclass(frozen=True)
-class Source:
-    name: str
-    columns: tuple[Column, ...]
-    record_key: tuple[str, ...]
-    event_time: str | None
-    entity_key: tuple[str, ...] = ()
-    version: str | None = None
-
-    @property
-    def is_change_stream(self) -> bool:
-        return bool(self.entity_key) and self.version is not None
-
-
-@dataclass(frozen=True)
-class Target:
-    name: str
-    columns: tuple[Column, ...]
-    key: tuple[str, ...]
-    tolerance: float
-
-
-@dataclass(frozen=True)
-class Evolution:
-    source: str
-    column: str
-    type: str
-
-
-@dataclass(frozen=True)
-class Negative:
-    """A negative control. `fails` and `sql` are DuckDB's; `per_engine` holds, for every engine,
-    the hazards it is declared to fail there (the same as `fails` unless task.yaml maps them
-    per engine), and `other_sql` the pipelines written for other engines
-    (`negatives/<name>.<engine>.sql`), as tuples so that the spec stays hashable."""
-
-    name: str
-    fails: tuple[Hazard, ...]
-    sql: str
-    per_engine: tuple[tuple[EngineName, tuple[Hazard, ...]], ...] = ()
-    other_sql: tuple[tuple[EngineName, str], ...] = ()
-
-    def fails_on(self, engine: EngineName) -> tuple[Hazard, ...]:
-        """The hazards this negative is declared to fail on `engine`."""
-        return dict(self.per_engine).get(engine, self.fails)
-
-    def sql_for(self, engine: EngineName) -> str | None:
-        """The pipeline for `engine`, None when the task has none for it."""
-        return self.sql if engine == DEFAULT_ENGINE else dict(self.other_sql).get(engine)
-
-    def file_for(self, engine: EngineName) -> str:
-        return f"negatives/{pipeline_file(self.name, engine)}"
-
-
-@dataclass(frozen=True)
-class Budget:
-    """The most a replay of the task may read: rows read from persistent tables over the whole
-    replay per record delivered, on `trickle`."""
-
-    read_amplification: float
-
-
-# On `trickle` (~40 runs) a pipeline that rebuilds its target from the whole history reads
-# ~20-45 rows per record delivered (measured on the built-in gold and template arms). One that
-# reads only its batch and the stored rows it changes reads far less: an append keyed on the
-# record key ~1.5 (web_page_views), an aggregate of deltas by key ~4.5 (account_balances), a
-# per-key upsert with a keyed state table ~6 (device_last_reading). Part of that is DuckDB's: a
-# join whose batch side is empty pushes no filter into the stored table's scan, so every empty
-# run reads that table whole. The defaults leave that margin and stay well below any rebuild.
-DEFAULT_BUDGETS: dict[Mode, Budget] = {
-    "append": Budget(3.0), "upsert": Budget(8.0), "aggregate": Budget(10.0)}
-
-
-@dataclass(frozen=True)
-class TaskSpec:
-    """Everything in a task folder except the log's records."""
-
-    id: str
-    title: str
-    mode: Mode
-    difficulty: Difficulty
-    ticket: str
-    sources: tuple[Source, ...]
-    target: Target
-    hazards: tuple[Hazard, ...]
-    evolution: Evolution | None
-    negatives: tuple[Negative, ...]
-    gold_idiom: str | None
-    reference_sql: str
-    gold_sql: str
-    path: Path
-    log_files: tuple[Path, ...]
-    digest: str
-    budget: Budget = Budget(6.0)
-    incremental_sql: str | None = None  # a gold within the budget, when the task ships one
-    other_gold: tuple[tuple[EngineName, str], ...] = ()  # gold.<engine>.sql of other engines
-
-    def source(self, name: str) -> Source:
-        return next(s for s in self.sources if s.name == name)
-
-    def has_pipelines(self, engine: EngineName) -> bool:
-        """Whether the task ships a gold for `engine` (every task has DuckDB's)."""
-        return engine == DEFAULT_ENGINE or engine in dict(self.other_gold)
-
-    def gold_for(self, engine: EngineName) -> str:
-        """The gold pipeline for `engine`; a TaskError naming the task when it has none."""
-        if engine == DEFAULT_ENGINE:
-            return self.gold_sql
-        found = dict(self.other_gold).get(engine)
-        if found is None:
-            raise self.missing(engine, pipeline_file("gold", engine))
-        return found
-
-    def negatives_for(self, engine: EngineName) -> tuple[tuple[Negative, str], ...]:
-        """Each negative with its pipeline for `engine`, in task.yaml's order; a TaskError
-        naming the task and the first missing file when one has none."""
-        found = []
-        for negative in self.negatives:
-            sql = negative.sql_for(engine)
-            if sql is None:
-                raise self.missing(engine, negative.file_for(engine))
-            found.append((negative, sql))
-        return tuple(found)
-
-    def missing(self, engine: EngineName, file: str) -> TaskError:
-        return TaskError(f"task {self.id} has no {engine} pipelines ({self.path / file} is "
-                         f"missing); add it, or grade this task with --engine "
-                         f"{DEFAULT_ENGINE}")
-
-
-def pipeline_file(stem: str, engine: EngineName) -> str:
-    """The file of a pipeline for `engine`: `<stem>.sql` for DuckDB (every task's own),
-    `<stem>.<engine>.sql` beside it for another engine."""
-    return f"{stem}.sql" if engine == DEFAULT_ENGINE else f"{stem}.{engine}.sql"
-
-
-def builtin_ids() -> list[str]:
-    return sorted(p.name for p in BUILTIN_DIR.iterdir() if (p / "task.yaml").is_file())
-
-
-def resolve(ref: str | Path) -> Path:
-    """A built-in task id or a folder on disk."""
-    text = str(ref)
-    if "/" not in text and "\\" not in text and (BUILTIN_DIR / text / "task.yaml").is_file():
-        return (BUILTIN_DIR / text).resolve()
-    path = Path(text).expanduser()
-    if path.is_dir():
-        if not (path / "task.yaml").is_file():
-            raise TaskError(f"{path}: no task.yaml in this folder; a task folder holds task.yaml, "
-                            "reference.sql, gold.sql and log/")
-        return path.resolve()
-    close = difflib.get_close_matches(text, builtin_ids(), n=3, cutoff=0.5)
-    hint = f"did you mean {' or '.join(close)}? " if close else ""
-    raise TaskError(f"unknown task {text!r}: {hint}give a built-in id (list them with "
-                    "'arrivalbench tasks') or a task folder")
-
-
-def load_specs(refs: Iterable[str | Path]) -> list[TaskSpec]:
-    """Each task once, in the order given. Two references to one folder (an id and a path, a
-    symlink and its target) are one task; two folders with the same id are an error."""
-    specs: dict[str, TaskSpec] = {}
-    for ref in refs:
-        spec = load_spec(ref)
-        other = specs.get(spec.id)
-        if other is not None and other.path.resolve() != spec.path.resolve():
-            raise TaskError(f"task {ref}: its id {spec.id!r} is also the id of {other.path}; "
-                            "give one of them at a time")
-        specs[spec.id] = spec
-    return list(specs.values())
-
-
-def source_of(spec: TaskSpec) -> str:
-    """How to load `spec` again, in any process: its id if it is built in, else its folder's
-    absolute path with symlinks resolved (so one task has one source, however it was
-    reached)."""
-    path = spec.path.resolve()
-    return spec.id if path.parent == BUILTIN_DIR.resolve() else str(path)
-
-
-@functools.lru_cache(maxsize=64)
-def _load_spec_cached(path: Path, folder_digest: str) -> TaskSpec:
-    return _parse(path, _folder_digest(path, verdict_files_only=True))
-
-
-def load_spec(ref: str | Path) -> TaskSpec:
-    """The task a built-in id or a folder path names, validated: `task.yaml`, its SQL files and
-    the list of log files (the log itself is read by `load_log`). Cached on the folder's
-    digest, so an edited folder is read again. A task that does not follow the format raises
-    TaskError naming the file, the field and the offending value."""
-    path = resolve(ref)
-    return _load_spec_cached(path, _folder_digest(path))
-
-
-_OTHER_ENGINE_SUFFIXES = tuple(f".{e}.sql" for e in ENGINES if e != DEFAULT_ENGINE)
-
-
-def _folder_digest(path: Path, verdict_files_only: bool = False) -> str:
-    """Covers every file of the task (names and bytes), so any edit changes it: the key of the
-    loaded-spec cache.
-
-    With `verdict_files_only` it is the task digest that verdicts are keyed by: the pipelines
-    written for engines other than DuckDB (`gold.postgres.sql`, `negatives/<n>.postgres.sql`)
-    are left out. A verdict depends on them only as its artifact, whose own digest is in its
-    key, and leaving them out means that adding or fixing a translation leaves every stored
-    DuckDB verdict of the task valid. task.yaml stays in, per-engine `fails:` included."""
-    parts: list[bytes] = []
-    for file in sorted(p for p in path.rglob("*") if p.is_file()):
-        rel = file.relative_to(path)
-        if any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
-            continue
-        if verdict_files_only and rel.name.endswith(_OTHER_ENGINE_SUFFIXES):
-            continue
-        data = file.read_bytes()
-        parts.append(f"{rel.as_posix()}\0{len(data)}\0".encode() + data)
-    return digest(b"".join(parts))
-
-
-# -- parsing task.yaml ---------------------------------------------------------------------------
 
 
 class _Fields:
@@ -333,7 +108,7 @@ def _type(fields: _Fields, key: str, declared: object) -> str:
                                "VARCHAR, DOUBLE, DATE, TIMESTAMP or DECIMAL(p,s)") from None
 
 
-def _parse(path: Path, folder_digest: str) -> TaskSpec:
+def parse(path: Path, folder_digest: str) -> TaskSpec:
     """Validate task.yaml section by section, in a fixed order (the first problem is the one
     reported), then read the SQL files."""
     top = _document(path / "task.yaml")
@@ -534,4 +309,3 @@ def _read_sql(file: Path, optional: bool = False) -> str | None:
     if optional and not file.exists():
         return None
     return read_text(file, TaskError, missing="missing; every task folder needs it")
-

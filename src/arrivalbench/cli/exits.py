@@ -1,0 +1,41 @@
+"""Exit statuses, the same for every command, and the ways a command ends."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from typing import NoReturn
+
+import click
+
+from arrivalbench.words import printable
+
+
+def fail(message: str) -> NoReturn:
+    click.echo(f"arrivalbench: error: {printable(message, lines=False)}", err=True)
+    sys.exit(BAD_INPUT)
+
+
+# Exit statuses, the same for every command: CI tells a wrong pipeline (1) from bad input (2)
+# and from a broken harness (3).
+DONE = 0  # done, and clean
+FOUND = 1  # the verdicts found something: a FAIL or ERROR verdict, a failed gate check, ...
+BAD_INPUT = 2  # unknown task, unreadable file, invalid option: one line, no traceback
+BUG = 3  # an internal error: a bug in arrivalbench, with its traceback
+INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command stopped by Ctrl-C
+BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader went away (`| head`), as a shell reports it
+
+
+def verdict_status(clean: bool) -> NoReturn:
+    """Exit DONE when nothing was found, else FOUND."""
+    sys.exit(DONE if clean else FOUND)
+
+
+def interrupted(owns_process: bool) -> NoReturn:
+    if owns_process:
+        # A second Ctrl-C while the interpreter shuts down would turn exit 130 into 1. Only
+        # when this process is the command: an ignored SIGINT outlives `main` in a caller and
+        # is inherited by every program it starts.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    click.echo("arrivalbench: interrupted", err=True)
+    sys.exit(INTERRUPTED)

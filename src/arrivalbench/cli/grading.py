@@ -1,0 +1,205 @@
+"""`grade` and `explain`: one pipeline on one task."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+from rich.text import Text
+
+from arrivalbench import render, words
+from arrivalbench.cli.app import app
+from arrivalbench.cli.console import out
+from arrivalbench.cli.exits import verdict_status
+from arrivalbench.cli.options import (
+    engine_option,
+    json_option,
+    read_script,
+    results_file,
+    seeds_option,
+    task_option,
+    timeout_option,
+)
+from arrivalbench.core.engine import DEFAULT_ENGINE, FACTS, EngineName, Limits, backend
+from arrivalbench.core.engine.cost import Cost, check_measurable
+from arrivalbench.core.grading import grade_artifact, plan
+from arrivalbench.core.schedules import KINDS
+from arrivalbench.core.task import load_spec
+from arrivalbench.core.values import canonical_json
+from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.explain import DEFAULT_BUDGET as EXPLAIN_BUDGET
+from arrivalbench.sql.syntax import parse_problem
+from arrivalbench.words import count, printable
+
+
+@app.command()
+@click.argument("pipeline", type=click.Path(path_type=Path))
+@task_option(required=True)
+@click.option("--select", "select", metavar="MODEL",
+              help="For a dbt project: the model graded as the task's target (default: the "
+                   "model named after the target).")
+@click.option("--schedule", "kinds", multiple=True, type=click.Choice(KINDS),
+              help="Grade only these schedules (repeatable). Default: snapshot, both controls "
+                   "and every hazard the task declares.")
+@seeds_option()
+@timeout_option
+@json_option()
+@click.option("--every-batch", is_flag=True,
+              help="Also compare the target after every completed run with the reference over "
+                   "the records delivered so far; the first divergent batch joins the detail.")
+@click.option("--plan", "plan_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Replay this explicit delivery plan (JSON, as show --json and explain "
+                   "write it) instead of generated schedules.")
+@click.option("--cost", "measure", is_flag=True,
+              help="Also measure each replay's rows read and written, and read amplification.")
+@engine_option("The engine PIPELINE runs on (the reference is always computed by DuckDB).")
+def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], seeds: int,
+          timeout: float, as_json: bool, every_batch: bool, plan_file: Path | None,
+          measure: bool, engine: EngineName) -> None:
+    """Grade PIPELINE (a .sql script or a dbt project folder) on TASK. Exit 0 if every verdict
+    is PASS, 1 otherwise."""
+    from arrivalbench.core import artifacts
+    from arrivalbench.core.artifacts.script import Script
+
+    backend(engine)  # a missing extra is one line before anything runs
+    if pipeline.is_dir() and not FACTS[engine].runs_dbt:
+        on = ", ".join(name for name, f in FACTS.items() if f.runs_dbt)
+        raise ArrivalBenchError(f"{pipeline}: a dbt project runs on engine {on} only; grade "
+                                f"it with --engine {on}")
+    spec = load_spec(task)
+    artifact = artifacts.load(pipeline, spec, select)
+    script = artifact.sql if isinstance(artifact, Script) else None
+    limits = Limits(statement_seconds=timeout)
+    verdicts = []
+    costs: list[Cost | None] = []
+    differing: dict[str, object] | None = None
+    if plan_file is not None:
+        from arrivalbench.core.grading import grade_plan
+
+        if kinds:
+            raise ArrivalBenchError("--plan replays one plan: leave out --schedule")
+        if measure:
+            raise ArrivalBenchError("--cost measures generated schedules: leave out --plan")
+        if script is None:
+            raise ArrivalBenchError(f"--plan {plan_file}: plans replay SQL scripts; {pipeline} "
+                                    "is a dbt project: grade it on generated schedules")
+        verdicts.append(grade_plan(spec, script, plan_file, limits, every_batch,
+                                   engine_name=engine))
+    else:
+        points = plan(spec, seeds, kinds)
+        if measure:
+            check_measurable(engine, script is not None)
+        with render.progress(len(points), enabled=not as_json) as advance:
+            for graded in grade_artifact(spec, artifact, points, limits, every_batch, measure,
+                                         engine_name=engine):
+                verdicts.append(graded.verdict)
+                costs.append(graded.outcome.cost)
+                advance(graded.verdict.status)
+                differing = differing or graded.nondeterministic
+    document = render.grade_document(spec, verdicts, costs if measure else None)
+    if differing is not None:
+        document["nondeterministic"] = differing  # absent when deterministic: bytes unchanged
+    if as_json:
+        click.echo(canonical_json(document))
+    else:
+        # DuckDB's parser says where a script stops parsing; PostgreSQL's says it per statement.
+        problem = parse_problem(script) if script is not None and \
+            FACTS[engine].locates_parse_errors else None
+        if problem is not None:  # every replay is the same ERROR: say it once, with its place
+            out.print(Text(printable(f"{pipeline} does not parse: {problem.describe()}; every "
+                                     "replay is an ERROR"), style=render.STYLE["ERROR"]))
+        out.print(render.grade_table(spec, pipeline, verdicts))
+        if measure:
+            out.print(render.cost_table(verdicts, costs))
+        for block in [] if problem is not None else render.failure_details(verdicts):
+            out.print(block)
+    if differing is not None:
+        click.echo(f"warning: {words.NONDETERMINISTIC}", err=True)
+    verdict_status(all(v.status == "PASS" for v in verdicts) and differing is None)
+
+
+
+# -- explain (one failure, made small) -----------------------------------------------------------
+
+
+@app.command("explain")
+@click.argument("pipeline", type=click.Path(path_type=Path, dir_okay=False), required=False)
+@task_option()
+@click.option("--schedule", "kind", type=click.Choice(KINDS),
+              help="The schedule to explain. Default: the first failing one of a default grade.")
+@click.option("--seed", type=click.IntRange(min=0),
+              help="The seed to explain. Default: the first failing one, 0..4.")
+@click.option("--budget", type=click.IntRange(min=1), default=EXPLAIN_BUDGET,
+              show_default=True, help="Replays the shrinking may use.")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path),
+              help="Write a repro bundle here (a new or empty folder).")
+@timeout_option
+@json_option()
+@click.option("--results", is_flag=False, flag_value="", metavar="[FILE]",
+              help="Instead of one PIPELINE: explain every failing cell of this results file "
+                   "(alone: $ARRIVALBENCH_RESULTS, else the default results file) and store "
+                   "the minimal plans in it (table minimal_plans).")
+@click.option("--arm", "arms", multiple=True, help="With --results: only this arm (repeatable).")
+@engine_option("The engine PIPELINE runs on; with --results, the engine whose failing cells "
+               "are explained.")
+def explain_command(pipeline: Path | None, task: str | None, kind: str | None, seed: int | None,
+                    budget: int, out_dir: Path | None, timeout: float, as_json: bool,
+                    results: str | None, arms: Sequence[str], engine: EngineName) -> None:
+    """Why PIPELINE fails on TASK: the first divergent batch, a minimal failing delivery plan,
+    its timeline and (with --out) a repro bundle. Exit 0 if it passes, 1 if it fails."""
+    from arrivalbench import explain as explaining
+    from arrivalbench.explain import bundle
+    from arrivalbench.explain.text import describe
+
+    if results is not None:
+        if pipeline is not None or task is not None or kind or seed is not None or out_dir:
+            raise ArrivalBenchError("--results explains stored cells: leave out PIPELINE, "
+                                    "--task, --schedule, --seed and --out")
+        explain_study(results_file(results), budget, arms, Limits(statement_seconds=timeout),
+                      engine)
+        return
+    if pipeline is None or task is None:
+        raise ArrivalBenchError("give PIPELINE and --task TASK (or --results FILE)")
+    spec = load_spec(task)
+    script = read_script(pipeline)
+    if kind is not None:
+        explaining.check_schedule(spec, kind)
+    if out_dir is not None:
+        bundle.check_out(out_dir)
+    limits = Limits(statement_seconds=timeout)
+    picked = explaining.pick(spec, script, kind, seed, limits, engine)
+    if picked is None:
+        where = f"{kind} " if kind else ""
+        message = (f"{pipeline} passes {where}{'seed ' + str(seed) if seed is not None else ''}"
+                   f" on {spec.id} with the every-batch check: nothing to explain").replace(
+                       "  ", " ")
+        if as_json:
+            click.echo(canonical_json({"task": spec.id, "verdict": "PASS", "message": message}))
+        else:
+            click.echo(message)
+        verdict_status(True)
+    kind, seed = picked
+    found = explaining.explain(spec, script, kind, seed, budget, limits, engine=engine)
+    repro = None
+    if out_dir is not None and found.shrunk is not None:
+        repro = bundle.write(out_dir, spec, script, found.shrunk.schedule,
+                             found.needs_every_batch, engine)
+    doc = found.document(repro)
+    if as_json:
+        click.echo(canonical_json(doc))
+    else:
+        click.echo("\n".join(describe(doc)))
+    verdict_status(found.verdict == "PASS" and found.nondeterministic is None)
+
+
+def explain_study(results: Path, budget: int, arms: Sequence[str], limits: Limits,
+                  engine: EngineName = DEFAULT_ENGINE) -> None:
+    from arrivalbench.explain.study import explain_results
+
+    summary = explain_results(results, budget, arms, limits,
+                              note=lambda m: click.echo(printable(m), err=True), engine=engine)
+    click.echo(f"explained {count(summary.explained, 'failing artifact')} ({summary.skipped} "
+               f"already explained) into {results}, table minimal_plans")
+    for name, cells in summary.shapes.items():
+        click.echo(f"{cells:6}  {name}")

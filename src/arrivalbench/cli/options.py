@@ -1,0 +1,96 @@
+"""Options shared by several commands, declared once; and the small readers of what they name."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from arrivalbench.core.engine import DEFAULT_ENGINE, ENGINES, Limits
+from arrivalbench.core.grading import DEFAULT_SEEDS
+from arrivalbench.study.store import DEFAULT_RESULTS
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+# -- options shared by several commands ----------------------------------------------------------
+# One spelling each. `--seed N` is always one seed; `--seeds N` always the count N of seeds
+# 0..N-1 (its metavar and help say so), never a list or a single seed.
+
+
+def results_option(help: str, dir_okay: bool = False) -> Callable[[F], F]:
+    """`dir_okay`: the command says itself that a folder is not a results file."""
+    return click.option("--results", type=click.Path(path_type=Path, dir_okay=dir_okay),
+                        default=DEFAULT_RESULTS, show_default=True, envvar="ARRIVALBENCH_RESULTS",
+                        show_envvar=True, help=help)
+
+
+def task_option(help: str = "A built-in task id or a task folder.",
+                required: bool = False) -> Callable[[F], F]:
+    """`--task TASK`: the one task a command reads (`tasks_option` for several)."""
+    return click.option("--task", "task", required=required, metavar="TASK", help=help)
+
+
+def timeout_option(f: F) -> F:
+    return click.option("--timeout", type=click.FloatRange(min=0.01),
+                        default=Limits.statement_seconds, show_default=True,
+                        help="Seconds one statement may run.")(f)
+
+
+def json_option(help: str = "Print one JSON document.") -> Callable[[F], F]:
+    return click.option("--json", "as_json", is_flag=True, help=help)
+
+
+def tasks_option(f: F) -> F:
+    return click.option("--task", "task_refs", multiple=True, metavar="TASK",
+                        help="A built-in task id or a task folder (repeatable). Default: every "
+                             "built-in task.")(f)
+
+
+def seeds_option(help: str = "Seeds 0..N-1 for each schedule but snapshot."
+                      ) -> Callable[[F], F]:
+    return click.option("--seeds", type=click.IntRange(min=1),
+                        default=DEFAULT_SEEDS, show_default=True, metavar="N", help=help)
+
+
+def workers_option(help: str = "Worker processes (Ray: CPUs). Default: the number of cores."
+                   ) -> Callable[[F], F]:
+    return click.option("--workers", type=click.IntRange(min=1), metavar="N", help=help)
+
+
+def executor_option(f: F) -> F:
+    return click.option("--executor", type=click.Choice(("local", "ray")), default="local",
+                        show_default=True, help="local processes, or Ray (the 'ray' extra).")(f)
+
+
+def engine_option(help: str = "The engine the pipelines run on (postgres needs the "
+                                "'postgres' extra).") -> Callable[[F], F]:
+    """`--engine duckdb|postgres`; an unknown name is a one-line usage error listing them."""
+    return click.option("--engine", type=click.Choice(ENGINES), default=DEFAULT_ENGINE,
+                        show_default=True, help=help)
+
+
+def command_line() -> str:
+    """The command line as typed, stored with a run."""
+    ctx = click.get_current_context(silent=True)
+    argv = ctx.find_root().obj.get("argv") if ctx is not None and ctx.find_root().obj else None
+    return shlex.join(argv if argv is not None else sys.argv)
+
+
+
+def results_file(given: str) -> Path:
+    """The results file `--results` names; given alone, the one every command defaults to."""
+    if given:
+        return Path(given)
+    return Path(os.environ.get("ARRIVALBENCH_RESULTS") or DEFAULT_RESULTS)
+
+
+def read_script(path: Path) -> str:
+    from arrivalbench.core.artifacts.script import read_script as read
+
+    return read(path, what="a .sql script")

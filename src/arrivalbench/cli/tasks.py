@@ -1,0 +1,121 @@
+"""`tasks`, `show`, `gate`, `idioms`: the corpus and what a script is made of."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from arrivalbench import render
+from arrivalbench.cli.app import app
+from arrivalbench.cli.console import out
+from arrivalbench.cli.exits import verdict_status
+from arrivalbench.cli.options import (
+    engine_option,
+    executor_option,
+    json_option,
+    read_script,
+    task_option,
+    workers_option,
+)
+from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName
+from arrivalbench.core.schedules import KINDS
+from arrivalbench.core.task import builtin_ids, load_spec
+from arrivalbench.core.values import canonical_json
+from arrivalbench.corpus.prompts import DEFAULT_VARIANT, VARIANTS
+from arrivalbench.errors import ArrivalBenchError
+
+
+@app.command()
+@json_option("Print the list as JSON.")
+def tasks(as_json: bool) -> None:
+    """List the built-in tasks."""
+    specs = [load_spec(t) for t in builtin_ids()]
+    if as_json:
+        click.echo(canonical_json([render.task_summary(s) for s in specs]))
+    else:
+        out.print(render.tasks_table(specs))
+
+
+@app.command()
+@click.argument("task")
+@click.option("--schedule", type=click.Choice(KINDS), help="Print this schedule's batch plan.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="The seed of --schedule.")
+@click.option("--prompt", "variant", type=click.Choice(VARIANTS),
+              help="Print only the prompt of this variant, exactly as the model gets it.")
+@json_option("With --schedule: print the schedule as an explicit delivery plan (JSON), the "
+             "format grade --plan reads.")
+@engine_option("The engine the prompt is written for: its contract names it and its "
+               "version, its schemas use its type names.")
+def show(task: str, schedule: str | None, seed: int, variant: str | None, as_json: bool,
+         engine: EngineName) -> None:
+    """Show TASK (a built-in id or a folder): ticket, schemas, hazards and the agent's prompt."""
+    from arrivalbench.corpus.prompts import build
+
+    spec = load_spec(task)
+    if as_json and schedule is None:
+        raise ArrivalBenchError("--json prints a schedule's plan: give --schedule KIND too")
+    if schedule is not None:
+        from arrivalbench.core.grading import schedule as make_schedule
+
+        sched = make_schedule(spec, schedule, seed)
+        if as_json:
+            from arrivalbench.core.plans import document
+
+            click.echo(canonical_json(document(spec, sched)))
+            return
+        out.print(render.schedule_plan(spec, sched))
+    elif variant is not None:
+        click.echo(build(spec, variant, engine=engine))
+    else:
+        out.print(render.task_details(spec))
+        on = "" if engine == DEFAULT_ENGINE else f", {engine}"
+        out.rule(f"prompt ({DEFAULT_VARIANT}{on})")
+        out.print(render.prose(build(spec, DEFAULT_VARIANT, engine=engine)))
+
+
+
+# -- gate (the corpus) ---------------------------------------------------------------------------
+
+
+@app.command("gate")
+@click.argument("task_refs", metavar="[TASK]...", nargs=-1)
+@workers_option("Worker processes (default: the number of cores, at most 8).")
+@engine_option("The engine the gold and the negatives run on: each task's pipelines for it, "
+               "held to the hazards its negatives declare there.")
+@executor_option
+def gate_command(task_refs: Sequence[str], workers: int | None, engine: EngineName,
+                 executor: str) -> None:
+    """The admissibility gate on each TASK (a built-in id or a folder; default:
+    every built-in task). Prints one line per failed check; exit 0 if all pass, 1 otherwise."""
+    from arrivalbench.corpus import gate
+
+    specs = gate.load(task_refs or builtin_ids())
+    report = gate.run(specs, workers, engine=engine, executor=executor)
+    for finding in report.findings:
+        click.echo(finding.line())
+    click.echo(report.summary(), err=True)
+    verdict_status(report.ok)
+
+
+
+@app.command()
+@click.argument("script", type=click.Path(path_type=Path, dir_okay=False))
+@task_option("The task SCRIPT is written for (a built-in id or a task folder): its record "
+             "keys decide batch_dedup, history_table and anti_join. Without it every column of "
+             "the batch counts as a record key.")
+@json_option("Print a sorted JSON list of tags.")
+def idioms(script: Path, task: str | None, as_json: bool) -> None:
+    """The idiom signature of SCRIPT: history_table, anti_join, batch_dedup, upsert,
+    watermark_filter, select_star, full_recompute, transaction (unparsed: sqlglot could not
+    read a statement)."""
+    from arrivalbench.sql.idioms import signature
+
+    spec = load_spec(task) if task is not None else None
+    tags = signature(read_script(script), spec)
+    if as_json:
+        click.echo(canonical_json(tags))
+    else:
+        click.echo("\n".join(tags) if tags else "(no idiom found)")

@@ -1,0 +1,39 @@
+"""The task format (DESIGN §3): a task folder read into a `TaskSpec`.
+
+`spec` holds the values, `checks` reads task.yaml and a folder into them, `digest` keys a
+folder's content, `resolution` finds a task by built-in id or path. Every layer imports the
+task format from here.
+"""
+
+from arrivalbench.core.task.resolution import (
+    BUILTIN_DIR,
+    builtin_ids,
+    load_spec,
+    load_specs,
+    resolve,
+    source_of,
+)
+from arrivalbench.core.task.spec import (
+    DEFAULT_BUDGETS,
+    DIFFICULTIES,
+    HAZARDS,
+    LOG_SUFFIXES,
+    MODES,
+    Budget,
+    Column,
+    Difficulty,
+    Evolution,
+    Hazard,
+    Mode,
+    Negative,
+    Source,
+    Target,
+    TaskSpec,
+    pipeline_file,
+)
+
+__all__ = ["BUILTIN_DIR", "DEFAULT_BUDGETS", "DIFFICULTIES", "HAZARDS", "LOG_SUFFIXES",
+           "MODES", "Budget",
+           "Column", "Difficulty", "Evolution", "Hazard", "Mode", "Negative", "Source", "Target",
+           "TaskSpec", "builtin_ids", "load_spec", "load_specs", "pipeline_file", "resolve",
+           "source_of"]

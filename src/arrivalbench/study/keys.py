@@ -1,0 +1,50 @@
+"""The key of a stored verdict: what determines a replay's verdict bytes.
+
+(`task_digest`, `schedule`, `seed`, `artifact`, `engine_version`, `harness_version`). A key is
+graded once; a new harness or engine version makes a new key, so an old verdict is never
+reused by a grader that could decide differently.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from arrivalbench.core.engine import DEFAULT_ENGINE, ENGINES, EngineName, backend
+from arrivalbench.core.version import harness_version
+
+if TYPE_CHECKING:
+    from arrivalbench.core.verdict import Verdict
+
+# (task_digest, schedule, seed, artifact, engine_version, harness_version), its engine_version
+# written by `version_tag`.
+Key = tuple[str, str, int, str, str, str]
+
+
+def version_tag(engine: str, version: str) -> str:
+    """The engine part of a verdict key: DuckDB's bare version, so that every key stored
+    before a second engine existed stays valid, and `<engine> <version>` for any other engine,
+    which no DuckDB version can equal."""
+    return version if engine == DEFAULT_ENGINE else f"{engine} {version}"
+
+
+def engine_of(tag: str) -> EngineName:
+    """The engine of a key's engine_version (see `version_tag`)."""
+    name = tag.split(" ", 1)[0] if " " in tag else DEFAULT_ENGINE
+    return name if name in ENGINES else DEFAULT_ENGINE  # type: ignore[return-value]
+
+
+def engine_label(tag: str) -> str:
+    """A key's engine version as words: `duckdb 2.0.1`, `postgres 18.1`."""
+    return f"{DEFAULT_ENGINE} {tag}" if engine_of(tag) == DEFAULT_ENGINE else tag
+
+
+def key_of(verdict: Verdict) -> Key:
+    return (verdict.task_digest, verdict.schedule, verdict.seed, verdict.artifact,
+            version_tag(verdict.engine, verdict.engine_version), verdict.harness_version)
+
+
+def current_versions(engine: EngineName = DEFAULT_ENGINE) -> tuple[str, str]:
+    """(engine_version as a key holds it, harness_version) of this installation on `engine`:
+    the tail of every key it makes there. Asks the engine its version (PostgreSQL's needs its
+    extra installed)."""
+    return version_tag(engine, backend(engine).version()), harness_version()
