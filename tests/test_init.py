@@ -120,3 +120,43 @@ def test_an_existing_folder_is_never_overwritten(tmp_path: Path) -> None:
     with pytest.raises(TaskError, match="already exists"):
         build(request(tmp_path))
     assert (tmp_path / "my_task" / "notes.txt").read_text(encoding="utf-8") == "mine"
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    from arrivalbench.cli import main
+
+    code = 0
+    try:
+        main(list(args))
+    except SystemExit as done:
+        code = int(done.code or 0)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_the_command_writes_the_folder_and_says_how_to_grade(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    req = request(tmp_path)
+    code, out, _err = cli(capsys, "init", str(req.folder), "--source",
+                          f"orders={req.sources['orders']}", "--key", "orders=order_id",
+                          "--event-time", "orders=ordered_at", "--reference", str(req.reference),
+                          "--target", "daily_revenue", "--target-key", "store_id, day")
+    assert code == 0
+    assert out.splitlines()[0] == f"wrote {req.folder}: 1 source, 12 records, target " \
+                                  "daily_revenue (store_id, day)"
+    assert out.splitlines()[-1] == f"  arrivalbench grade PIPELINE.sql --task {req.folder}"
+    assert load_spec(req.folder).target.key == ("store_id", "day")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--source", "orders"], "--source 'orders': give NAME=VALUE, e.g. --source "
+                             "orders=orders.csv"),
+    (["--source", "orders=a.csv", "--source", "orders=b.csv"], "--source orders: given twice"),
+])
+def test_the_command_refuses_a_bad_option_in_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str],
+        message: str) -> None:
+    code, _out, err = cli(capsys, "init", str(tmp_path / "t"), *args, "--reference", "r.sql",
+                          "--target", "t", "--target-key", "k")
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "t").exists()

@@ -1,4 +1,5 @@
-"""`tasks`, `show`, `gate`, `idioms`: the corpus and what a script is made of."""
+"""`tasks`, `show`, `gate`, `idioms`, `init`: the corpus, what a script is made of, and a task
+from your own data."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from arrivalbench.core.task import builtin_ids, load_spec
 from arrivalbench.core.values import canonical_json
 from arrivalbench.corpus.prompts import DEFAULT_VARIANT, VARIANTS
 from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.words import count, printable
 
 
 @app.command()
@@ -119,3 +121,60 @@ def idioms(script: Path, task: str | None, as_json: bool) -> None:
         click.echo(canonical_json(tags))
     else:
         click.echo("\n".join(tags) if tags else "(no idiom found)")
+
+
+
+def _pairs(option: str, values: Sequence[str], example: str) -> dict[str, str]:
+    """NAME=VALUE options into a mapping, each bad one named."""
+    found: dict[str, str] = {}
+    for value in values:
+        name, sep, rest = value.partition("=")
+        if not sep or not name or not rest:
+            raise ArrivalBenchError(f"{option} {value!r}: give NAME=VALUE, e.g. {option} "
+                                    f"{example}")
+        if name in found:
+            raise ArrivalBenchError(f"{option} {name}: given twice; give it once")
+        found[name] = rest
+    return found
+
+
+def _columns(text: str) -> list[str]:
+    return [c.strip() for c in text.split(",") if c.strip()]
+
+
+@app.command("init")
+@click.argument("folder", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--source", "sources", multiple=True, metavar="NAME=FILE",
+              help="A source and its data file (.csv, .parquet, .jsonl); repeatable.")
+@click.option("--key", "keys", multiple=True, metavar="NAME=COL[,COL]",
+              help="The record key of a source: one record of the log; repeatable.")
+@click.option("--event-time", "event_times", multiple=True, metavar="NAME=COL",
+              help="The event time of a source (allows lateness, order and backfill hazards).")
+@click.option("--reference", type=click.Path(path_type=Path, dir_okay=False), required=True,
+              help="A .sql file with one SELECT over the sources by their bare names.")
+@click.option("--target", required=True, help="The name of the table the pipeline keeps.")
+@click.option("--target-key", required=True, metavar="COL[,COL]",
+              help="The target's grain: one row per value of these columns.")
+def init_command(folder: Path, sources: Sequence[str], keys: Sequence[str],
+                 event_times: Sequence[str], reference: Path, target: str,
+                 target_key: str) -> None:
+    """Write a task folder FOLDER from your own data: schemas inferred, the hazards the data
+    allow, the template pipeline as gold."""
+    from arrivalbench.corpus.init import Request, build
+
+    written = build(Request(
+        folder, {n: Path(f) for n, f in _pairs("--source", sources, "orders=orders.csv").items()},
+        {n: _columns(c) for n, c in _pairs("--key", keys, "orders=order_id").items()},
+        _pairs("--event-time", event_times, "orders=ordered_at"), reference, target,
+        _columns(target_key)))
+    spec = written.spec
+    lines = [f"wrote {folder}: {count(len(spec.sources), 'source')}, "
+             f"{count(written.records, 'record')}, target {spec.target.name} "
+             f"({', '.join(spec.target.key)})",
+             f"hazards: {', '.join(spec.hazards)}",
+             *(f"left out {hazard}: {why}" for hazard, why in written.dropped),
+             f"next: describe the table in the ticket of {folder / 'task.yaml'} (gold.sql is a "
+             "correct template to start from), then grade a pipeline:",
+             f"  arrivalbench grade PIPELINE.sql --task {folder}"]
+    for line in lines:
+        out.print(printable(line), soft_wrap=True, markup=False, highlight=False)
