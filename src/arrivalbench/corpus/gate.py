@@ -63,7 +63,7 @@ import sqlglot
 from arrivalbench import words
 from arrivalbench.core.checkpoints import delivered, query_over, references_over
 from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Failure, backend
-from arrivalbench.core.grading import Point, grade
+from arrivalbench.core.grading import Point, grade, plan_kinds
 from arrivalbench.core.grading import schedule as make_schedule
 from arrivalbench.core.oracle import compare
 from arrivalbench.core.replay import expected, replay
@@ -204,8 +204,8 @@ class Report:
 
 def points(spec: TaskSpec, seeds: Sequence[int] = GATE_SEEDS) -> list[Point]:
     """`snapshot` once, then both controls and every declared hazard on each gate seed."""
-    kinds = [*CONTROLS[1:], *spec.hazards]
-    return [Point("snapshot", 0), *(Point(k, s) for k in kinds for s in seeds)]
+    first, *kinds = plan_kinds(spec.hazards)
+    return [Point(first, 0), *(Point(k, s) for k in kinds for s in seeds)]
 
 
 # -- the jobs (run in worker processes) ----------------------------------------------------------
