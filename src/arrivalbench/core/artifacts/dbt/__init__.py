@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import hashlib
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from arrivalbench.core.artifacts.dbt import files
+from arrivalbench.core.artifacts.dbt.files import DbtError
 from arrivalbench.core.engine import Failure, normalize_message
 from arrivalbench.core.values import digest
-from arrivalbench.errors import ArrivalBenchError
 
 if TYPE_CHECKING:
     import duckdb
@@ -39,11 +40,6 @@ PROFILE = "arrivalbench"
 # Never opened (the harness hands dbt its connections); the file's stem names the database in
 # the SQL dbt compiles, and it is the name of every replay's database.
 DATABASE = "replay"
-_SKIPPED = {"target", "logs", "dbt_packages_cache", "__pycache__"}
-
-
-class DbtError(ArrivalBenchError):
-    """A dbt project that cannot be graded as it stands."""
 
 
 def _dbt_modules() -> tuple[Any, Any, Any]:
@@ -203,6 +199,20 @@ def _connected(session: _Session) -> Iterator[None]:
 # -- the project ------------------------------------------------------------------------------
 
 
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+
+
+def plain_identifier(value: object, what: str, root: Path) -> str:
+    """`value` if it is a plain SQL identifier, else a one-line refusal naming it. Names the
+    harness takes from a project's YAML go into SQL it runs itself; quoting alone would be
+    the only wall there, and a name that needs quoting is no name a pipeline needs."""
+    if not isinstance(value, str) or not _PLAIN.fullmatch(value):
+        raise DbtError(f"{root}: {what} is {str(value)[:80]!r}, not a plain identifier "
+                       "(letters, digits and _, not starting with a digit, at most 63); "
+                       "rename it")
+    return value
+
+
 @dataclass(frozen=True)
 class _Relation:
     schema: str
@@ -276,19 +286,22 @@ class DbtProject:
         return run
 
     def _fill(self, db: Database) -> None:
-        """Put each batch where the project's sources read it, if that is not `incoming`."""
+        """Put each batch where the project's sources read it, if that is not `incoming`.
+        On a connection of its own, which sees the replay's database and nothing else."""
         for name, relation in self.sources.items():
             if relation == _Relation("incoming", name):
                 continue
-            db.query(f'CREATE SCHEMA IF NOT EXISTS "{relation.schema}"; '
-                     f"CREATE OR REPLACE TABLE {relation.sql()} AS "
-                     f'SELECT * FROM incoming."{name}"', "load")
+            with contextlib.closing(db.connect()) as con:
+                db.query(f'CREATE SCHEMA IF NOT EXISTS "{DATABASE}"."{relation.schema}"; '
+                         f"CREATE OR REPLACE TABLE {relation.sql()} AS "
+                         f'SELECT * FROM "{DATABASE}".incoming."{name}"', "load", con)
 
     def _expose(self, db: Database) -> None:
         """The graded model under the target's name, where the oracle reads it."""
         if self.output != _Relation("main", self.target):
-            db.query(f'CREATE OR REPLACE VIEW main."{self.target}" AS '
-                     f"SELECT * FROM {self.output.sql()}", "read-target")
+            with contextlib.closing(db.connect()) as con:
+                db.query(f'CREATE OR REPLACE VIEW "{DATABASE}".main."{self.target}" AS '
+                         f"SELECT * FROM {self.output.sql()}", "read-target", con)
 
 
 def _failed(session: _Session) -> int | None:
@@ -307,36 +320,22 @@ def _failure_message(result: Any) -> str:
 # -- loading ----------------------------------------------------------------------------------
 
 
-def _files(root: Path) -> list[Path]:
-    """The files dbt may read: everything in the project but what it writes and hidden files."""
-    found = []
-    for path in sorted(root.rglob("*")):
-        parts = path.relative_to(root).parts
-        if path.is_file() and not any(p.startswith(".") or p in _SKIPPED for p in parts):
-            found.append(path)
-    return found
-
-
 def project_digest(root: Path, model: str) -> str:
     """Covers the project's files, the graded model and the dbt versions that run them."""
+    return _digest(files.read(root), model)
+
+
+def _digest(found: files.Files, model: str) -> str:
     from importlib.metadata import version
 
-    h = hashlib.sha256()  # streamed: a project may hold large seed files
-    h.update(f"dbt-core {version('dbt-core')} dbt-duckdb {version('dbt-duckdb')} "
-             f"select {model}\n".encode())
-    for path in _files(root):
-        data = path.read_bytes()
-        h.update(f"{path.relative_to(root).as_posix()} {len(data)}\n".encode())
-        h.update(data)
-    return "sha256:" + h.hexdigest()
+    return digest(f"dbt-core {version('dbt-core')} dbt-duckdb {version('dbt-duckdb')} "
+                  f"select {model}\n{found.digest}")
 
 
-def _scratch(root: Path) -> Path:
+def _scratch(found: files.Files) -> Path:
     scratch = Path(tempfile.mkdtemp(prefix="arrivalbench-dbt-"))
     atexit.register(shutil.rmtree, scratch, True)
-    shutil.copytree(root, scratch / "project", symlinks=False,
-                    ignore=lambda _d, names: [n for n in names if n in _SKIPPED or
-                                              n.startswith(".")])
+    files.copy(found, scratch / "project")
     (scratch / "profiles.yml").write_text(_profile(), encoding="utf-8")
     return scratch
 
@@ -355,15 +354,27 @@ def load_project(path: Path, spec: TaskSpec, select: str | None = None) -> DbtPr
         raise DbtError(f"{path}: no dbt_project.yml; give a dbt project folder or a .sql "
                        "script")
     model = select or spec.target.name
-    key = (root, model, spec.target.name, project_digest(root, model))
+    found = files.read(root)
+    _refuse_python_files(found)
+    key = (root, model, spec.target.name, _digest(found, model))
     if key not in _loaded:
-        _loaded[key] = _parse(root, model, spec, key[3])
+        _loaded[key] = _parse(found, model, spec, key[3])
     return _loaded[key]
 
 
-def _parse(root: Path, model: str, spec: TaskSpec, digest: str) -> DbtProject:
+def _refuse_python_files(found: files.Files) -> None:
+    """A Python model runs arbitrary Python wherever dbt runs: refused before dbt sees it,
+    wherever it sits (dbt reads a model from any of the project's model paths)."""
+    for rel in found.paths:
+        if rel.endswith(".py"):
+            raise DbtError(f"{found.root / rel}: a Python file; arrivalbench runs only SQL "
+                           "models (a Python model would run outside the sandbox); remove it")
+
+
+def _parse(found: files.Files, model: str, spec: TaskSpec, digest: str) -> DbtProject:
     runner_class, _c, _e = _dbt_modules()
-    scratch = _scratch(root)
+    root = found.root
+    scratch = _scratch(found)
     result = runner_class().invoke(["parse", *_flags(scratch)])
     if not result.success or result.result is None:
         raise DbtError(f"{root}: dbt cannot parse the project ("
@@ -378,22 +389,27 @@ def _parse(root: Path, model: str, spec: TaskSpec, digest: str) -> DbtProject:
         raise DbtError(f"{root}: no model named {model!r} (models: {known}); {fix}")
     _refuse_python(manifest, nodes[model], root)
     node = nodes[model]
-    output = _Relation(node.schema, node.alias or node.name)
+    output = _Relation(plain_identifier(node.schema, f"model {model}'s schema", root),
+                       plain_identifier(node.alias or node.name, f"model {model}'s alias",
+                                        root))
     if node.database != DATABASE:
         raise DbtError(f"{root}: model {model} is configured for database {node.database!r}; "
                        "remove its database setting")
     sources = {}
     declared = {s.name: s for s in manifest.sources.values()}
     for source in spec.sources:
-        found = declared.get(source.name)
-        if found is None:
+        table = declared.get(source.name)
+        if table is None:
             raise DbtError(f"{root}: the project declares no source table {source.name!r}; "
                            f"add it to a sources .yml (e.g. source 'incoming', table "
                            f"'{source.name}')")
-        if found.database != DATABASE:
+        if table.database != DATABASE:
             raise DbtError(f"{root}: source table {source.name!r} is in database "
-                           f"{found.database!r}; remove its database setting")
-        sources[source.name] = _Relation(found.schema, found.identifier)
+                           f"{table.database!r}; remove its database setting")
+        sources[source.name] = _Relation(
+            plain_identifier(table.schema, f"source table {source.name!r}'s schema", root),
+            plain_identifier(table.identifier, f"source table {source.name!r}'s identifier",
+                             root))
     project = DbtProject(root, model, spec.target.name, digest, sources, output, scratch,
                          manifest)
     project.compiled = _compiled_text(project, spec)
@@ -401,7 +417,13 @@ def _parse(root: Path, model: str, spec: TaskSpec, digest: str) -> DbtProject:
 
 
 def _refuse_python(manifest: Any, node: Any, root: Path) -> None:
-    """Python models would run in the harness's own process, outside the sandbox."""
+    """Python models would run outside the sandbox; seeds would be loaded by dbt from files
+    with statements the harness does not see as a pipeline's: the model and its parents are
+    SQL models, sources and snapshots only."""
+    for current in manifest.nodes.values():
+        if str(getattr(current, "language", "sql")) == "python":
+            raise DbtError(f"{root}: model {current.name} is a Python model; arrivalbench runs "
+                           "only SQL models (a Python model would run unsandboxed)")
     seen, todo = set(), [node.unique_id]
     while todo:
         uid = todo.pop()
@@ -409,10 +431,11 @@ def _refuse_python(manifest: Any, node: Any, root: Path) -> None:
             continue
         seen.add(uid)
         current = manifest.nodes[uid]
-        if str(getattr(current, "language", "sql")) == "python":
-            raise DbtError(f"{root}: model {current.name} is a Python model; arrivalbench runs "
-                           "only SQL models (a Python model would run unsandboxed)")
-        todo.extend(current.depends_on.nodes)
+        if current.resource_type == "seed":
+            raise DbtError(f"{root}: model {node.name} reads seed {current.name}; arrivalbench "
+                           "does not load seeds (declare the data as a task source instead, or "
+                           "write it into the model)")
+        todo.extend(getattr(current.depends_on, "nodes", None) or ())
 
 
 def _compiled_text(project: DbtProject, spec: TaskSpec) -> str:

@@ -1,0 +1,175 @@
+"""The hostile corpus: artifacts written as an attacker would, each with the outcome the
+harness promises (DESIGN.md §14, SECURITY.md).
+
+DuckDB scripts are files in `hostile/duckdb/`, their first line `-- expect: STATUS PHASE`;
+each is graded on the snapshot schedule of a built-in task. dbt projects are built here, since
+several are made of what git cannot hold (links, devices): each is refused at load with one line,
+or graded to the verdict it names. The probes that need the grader's process bounds (memory,
+the whole replay's wall clock) run through the local executor, where those bounds hold.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from arrivalbench.core.engine import Limits
+from arrivalbench.core.grading import Point, grade
+from arrivalbench.core.task import TaskSpec, load_spec
+
+HOSTILE = Path(__file__).resolve().parent / "hostile"
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "dbt"
+TASK = "ad_clicks_clean"
+SCRIPTS = sorted((HOSTILE / "duckdb").glob("*.sql"))
+# Bounded by the grader's process, not by DuckDB: graded through the contained executor.
+CONTAINED = {"memory_big_string", "memory_wide_view_read_back", "time_many_statements"}
+
+
+@pytest.fixture(scope="module")
+def spec() -> TaskSpec:
+    return load_spec(TASK)
+
+
+def expectation(path: Path) -> tuple[str, str | None]:
+    first = path.read_text().splitlines()[0]
+    found = re.fullmatch(r"-- expect: (PASS|FAIL|ERROR)(?: (\S+))?", first)
+    assert found, f"{path.name}: first line must be `-- expect: STATUS [PHASE]`"
+    return found[1], found[2]
+
+
+def test_the_corpus_is_large_enough() -> None:
+    assert len(SCRIPTS) + len(DBT_PROBES) >= 40
+
+
+@pytest.mark.parametrize("path", [p for p in SCRIPTS if p.stem not in CONTAINED],
+                         ids=lambda p: p.stem)
+def test_duckdb_script(spec: TaskSpec, path: Path) -> None:
+    status, phase = expectation(path)
+    verdict = grade(spec, path.read_text(), Point("snapshot", 0), Limits(replay_seconds=20))[0]
+    assert (verdict.status, verdict.detail.get("phase")) == (status, phase), verdict.detail
+
+
+def test_many_quick_statements_stop_at_the_replays_wall_clock(spec: TaskSpec) -> None:
+    path = HOSTILE / "duckdb" / "time_many_statements.sql"
+    verdict = grade(spec, path.read_text(), Point("snapshot", 0), Limits(replay_seconds=1))[0]
+    assert verdict.status == "ERROR"
+    assert verdict.detail["phase"] == "timeout"
+    assert verdict.detail["message"] == "the replay ran past its wall-clock limit"
+
+
+def test_a_target_too_large_to_read_back_is_a_memory_error(spec: TaskSpec) -> None:
+    sql = "CREATE TABLE ad_clicks AS SELECT repeat('x', 1000000) AS click_id FROM range(100);"
+    verdict = grade(spec, sql, Point("snapshot", 0), Limits(max_read_bytes=10_000_000))[0]
+    assert verdict.detail == {"phase": "memory", "batch": None, "statement": None,
+                              "message": "the result is larger than 10000000 bytes, the limit"}
+
+
+# -- dbt projects ------------------------------------------------------------------------------
+
+Build = Callable[[Path], None]
+PLAIN = (EXAMPLES / "passing" / "models" / "ad_clicks.sql")
+
+
+def project(root: Path, model: str | None = None, sources: str | None = None,
+            config: str = "", files: dict[str, str] | None = None) -> Path:
+    shutil.copytree(EXAMPLES / "passing", root)
+    if model is not None:
+        (root / "models" / "ad_clicks.sql").write_text(model)
+    if sources is not None:
+        (root / "models" / "sources.yml").write_text(sources)
+    if config:
+        with (root / "dbt_project.yml").open("a") as handle:
+            handle.write(config)
+    for name, text in (files or {}).items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def sources_yml(schema: str = "incoming", identifier: str = "clicks") -> str:
+    return ("version: 2\nsources:\n  - name: incoming\n    schema: '" + schema + "'\n"
+            "    tables:\n      - name: clicks\n        identifier: '" + identifier + "'\n")
+
+
+def link(name: str, target: str) -> Build:
+    def build(root: Path) -> None:
+        project(root)
+        os.symlink(target, root / name)
+    return build
+
+
+def fifo(root: Path) -> None:
+    project(root)
+    os.mkfifo(root / "models" / "pipe.sql")
+
+
+CHEAT = 'clicks" AS SELECT * FROM "__deliveries_clicks'
+# name -> (build, the one-line refusal it gets at load)
+DBT_PROBES: dict[str, tuple[Build, str]] = {
+    "link_to_passwd": (link("models/leak.sql", "/etc/passwd"), r"leak.sql: a symbolic link"),
+    "link_to_dev_zero": (link("models/zero.sql", "/dev/zero"), r"zero.sql: a symbolic link"),
+    "link_to_parent": (link("models/up", ".."), r"up: a symbolic link"),
+    "link_to_etc": (link("macros", "/etc"), r"macros: a symbolic link"),
+    "link_missing": (link("models/gone.sql", "/nonexistent/x"), r"gone.sql: a symbolic link"),
+    "fifo": (fifo, r"pipe.sql: not a regular file"),
+    "absolute_model_paths": (lambda r: project(r, config="model-paths: ['/etc']\n"),
+                             r"model-paths entry '/etc' leaves the project"),
+    "escaping_macro_paths": (lambda r: project(r, config="macro-paths: ['../x']\n"),
+                             r"macro-paths entry '../x' leaves the project"),
+    "escaping_nested_paths": (lambda r: project(r, config="test-paths: ['a/../../b']\n"),
+                              r"test-paths entry 'a/../../b' leaves the project"),
+    "home_seed_paths": (lambda r: project(r, config="seed-paths: ['~/x']\n"),
+                        r"seed-paths entry '~/x' leaves the project"),
+    "absolute_packages_path": (lambda r: project(r, config="packages-install-path: /tmp\n"),
+                               r"packages-install-path entry '/tmp' leaves the project"),
+    "python_model": (lambda r: project(r, files={"models/other.py": "def model(dbt, s):\n"
+                                                 "    return None\n"}),
+                     r"other.py: a Python file"),
+    "python_model_elsewhere": (lambda r: project(r, files={"analyses/x.py": "import os\n"}),
+                               r"x.py: a Python file"),
+    "cheat_source_identifier": (lambda r: project(r, sources=sources_yml(identifier=CHEAT)),
+                                r"source table 'clicks''s identifier is .* not a plain "
+                                r"identifier"),
+    "cheat_source_schema": (lambda r: project(r, sources=sources_yml(schema='x"; DROP --')),
+                            r"source table 'clicks''s schema is .* not a plain identifier"),
+    "cheat_model_alias": (lambda r: project(r, config="models:\n  passing:\n"
+                                                   "    +alias: 'a\"b'\n"),
+                          r"model ad_clicks's alias is .* not a plain identifier"),
+    "seed_read_by_model": (
+        lambda r: project(r, model="select * from {{ ref('lookup') }}",
+                          files={"seeds/lookup.csv": "click_id\nx\n"}),
+        r"model ad_clicks reads seed lookup; arrivalbench does not load seeds"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DBT_PROBES))
+def test_dbt_project_refused_in_one_line(spec: TaskSpec, tmp_path: Path, name: str) -> None:
+    pytest.importorskip("dbt.cli.main")
+    from arrivalbench.core.artifacts import load
+    from arrivalbench.core.artifacts.dbt import DbtError
+
+    build, message = DBT_PROBES[name]
+    root = tmp_path / "p"
+    build(root)
+    with pytest.raises(DbtError, match=message) as caught:
+        load(root, spec)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_cheating_project_cannot_pass_late_arrival(spec: TaskSpec, tmp_path: Path) -> None:
+    """Reading ahead through harness SQL is refused at load; reading ahead from the model's
+    own SQL finds nothing to read: the later batches are in no catalog at all."""
+    pytest.importorskip("dbt.cli.main")
+    from arrivalbench.core.artifacts import load
+
+    model = ("{{ config(materialized='table') }}\n"
+             "select * from __deliveries_clicks union all select * from __batch_0")
+    artifact = load(project(tmp_path / "p", model=model), spec)
+    verdict = grade(spec, artifact, Point("late_arrival", 0))[0]
+    assert verdict.status == "ERROR"
+    assert "does not exist" in str(verdict.detail["message"])
