@@ -200,7 +200,8 @@ class Database:
         self._staged: dict[str, tuple[pa.Table, dict[int, tuple[int, int]]]] = {}
         self._watchdog = _get_watchdog()
         self.engine_seconds = 0.0  # time inside DuckDB on the pipeline's own statements
-        self._deadline = time.monotonic() + limits.replay_seconds
+        # The wall clock (time.monotonic) past which nothing of this replay runs any more.
+        self.deadline = time.monotonic() + limits.replay_seconds
         self.meter: cost.Meter | None = None  # measures every run of the replay when set
 
     def _connect(self) -> duckdb.DuckDBPyConnection:
@@ -268,7 +269,7 @@ class Database:
         # The replay's own bound as well as the statement's: many quick statements must not
         # add up to a replay without end. The watchdog is a thread that runs no artifact code,
         # and every statement of a script runs inside DuckDB, where an interrupt reaches it.
-        left = self._deadline - time.monotonic()
+        left = self.deadline - time.monotonic()
         if left <= 0:
             raise Failure("timeout", REPLAY_TIMEOUT, statement=statement)
         try:
@@ -386,8 +387,12 @@ class Database:
     def query(self, sql: str, phase: Phase, con: duckdb.DuckDBPyConnection | None = None
               ) -> Table:
         con = con or self._db
+        return self.fetch(self._execute(con, sql, phase), phase)
+
+    def fetch(self, result: duckdb.DuckDBPyConnection, phase: Phase) -> Table:
+        """What the last statement on `result` returned, read back within the row and byte
+        bounds of the limits."""
         limit = self.limits.max_target_rows
-        result = self._execute(con, sql, phase)
         columns = tuple((d[0], str(d[1])) for d in result.description or ())
         # Fixed-width values cost about their width; variable ones (text, blobs, nested) are
         # measured, chunk by chunk, so that 30 rows of 30 MB stop long before the grader

@@ -1,21 +1,23 @@
-"""A dbt project as an artifact: `dbt run --select +MODEL` once per batch, in-process.
+"""A dbt project as an artifact: `dbt run --select +MODEL` once per batch, in a contained
+child process.
 
-The project is copied to a scratch folder (dbt writes `target/` and logs beside it, never in
-the user's tree) and parsed once; every run reuses that manifest. dbt reaches the database
-through dbt-duckdb, whose connections are handed out here instead of opened by it: each is a
-new connection to the replay's own database in the harness's locked DuckDB instance, and each
-statement dbt sends goes through the engine (the same refusals, time limit and phases as a
-script's) and is counted, so that a crash can cut the run after a share of them.
+The project is read as data (`files`: no links, devices or paths outside it) and copied into
+the scratch folder of a child process (`process`, `child`) that runs dbt with an allowlisted
+environment, memory and file-size limits, and parses the project once; every run reuses that
+manifest. The child holds no database: each statement dbt sends comes here as text and runs on
+a new connection to the replay's own database, through the engine (the same refusals, time
+limit and phases as a script's), and is counted, so that a crash can cut the run after a share
+of them. The wall clock of a load and of a replay is kept here; past it the child is killed.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib.util
 import re
-import shutil
-import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,8 +25,9 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from arrivalbench.core.artifacts.dbt import files
-from arrivalbench.core.artifacts.dbt.files import DbtError
-from arrivalbench.core.engine import Failure, normalize_message
+from arrivalbench.core.artifacts.dbt.files import DbtError, Files
+from arrivalbench.core.artifacts.dbt.process import Child, Died, Expired
+from arrivalbench.core.engine import Failure, Limits, normalize_message
 from arrivalbench.core.values import digest
 
 if TYPE_CHECKING:
@@ -40,20 +43,19 @@ PROFILE = "arrivalbench"
 # Never opened (the harness hands dbt its connections); the file's stem names the database in
 # the SQL dbt compiles, and it is the name of every replay's database.
 DATABASE = "replay"
+RUN_TIMEOUT = "dbt ran past the replay's wall-clock limit and was stopped"
+DIED = "dbt's process ended abruptly (a crash, or a kill at its memory limit)"
 
 
-def _dbt_modules() -> tuple[Any, Any, Any]:
+def _check_extra() -> None:
     try:
-        from dbt.adapters.duckdb import connections, environments
-        from dbt.cli.main import dbtRunner
-        from dbt_common.tests import enable_test_caching
-    except ImportError:
+        found = importlib.util.find_spec("dbt.cli.main") is not None and \
+            importlib.util.find_spec("dbt.adapters.duckdb") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
         raise DbtError("grading a dbt project needs the dbt extra: pip install "
-                       "'arrivalbench[dbt]'") from None
-    # dbt's own switch for repeated in-process invocations: discover plugin modules once
-    # (a walk of sys.path per run otherwise) and keep what it extracts from Jinja templates.
-    enable_test_caching()
-    return dbtRunner, connections, environments
+                       "'arrivalbench[dbt]'")
 
 
 def _flags(scratch: Path) -> list[str]:
@@ -93,6 +95,7 @@ class _Session:
     aborted: bool = False
     failure: Failure | None = None  # the engine's own verdict on a statement, if it had one
     cursors: list[_Cursor] = field(default_factory=list)
+    by_id: dict[int, _Cursor] = field(default_factory=dict)  # the child's cursors
 
     def close(self) -> None:
         for cursor in self.cursors:
@@ -116,6 +119,9 @@ class _Cursor:
             raise _Aborted("the run was aborted here")
         index = session.sent
         session.sent += 1
+        if not isinstance(bindings, list | None) or not all(
+                isinstance(v, str | int | float | bool | None) for v in bindings or ()):
+            raise RuntimeError("statement parameters are text, numbers or booleans")
         try:
             session.db.split(sql)  # refuse what a script may not do either
             session.db.execute(self._con, sql, index, list(bindings) if bindings else None)
@@ -125,8 +131,12 @@ class _Cursor:
             raise RuntimeError(failure.message) from None
         return self
 
-    def __getattr__(self, name: str) -> Any:  # fetchall, description...: the connection's
-        return getattr(self._con, name)
+    def fetched(self) -> tuple[list[str] | None, list[tuple[object, ...]]]:
+        """The column names and rows of the last statement, read back within the bound."""
+        if self._con.description is None:
+            return None, []
+        table = self._session.db.fetch(self._con, "run")
+        return [name for name, _type in table.columns], list(table.rows)
 
     def rollback(self) -> None:
         with contextlib.suppress(Exception):
@@ -139,61 +149,32 @@ class _Cursor:
                 self._con.close()  # rolls back what the run left open
 
 
-class _Handle:
-    def __init__(self, session: _Session) -> None:
-        self._cursor = _Cursor(session)
+def _serve(session: _Session) -> Any:
+    """Answer the child's requests: a statement on one of its cursors, a rollback, a close."""
 
-    def cursor(self) -> _Cursor:
-        return self._cursor
+    def serve(request: list[Any]) -> Any:
+        kind, ident, *rest = request
+        cursor = session.by_id.get(ident)
+        if kind == "execute":
+            if cursor is None:
+                cursor = session.by_id[ident] = _Cursor(session)
+            sql, params = rest
+            try:
+                cursor.execute(str(sql), params)
+                return ("rows", *cursor.fetched())
+            except Failure as failure:  # read back past its bound
+                if session.failure is None:
+                    session.failure = failure
+                return ("error", failure.message)
+            except (RuntimeError, _Aborted) as exc:
+                return ("error", str(exc))
+        if cursor is not None and kind == "rollback":
+            cursor.rollback()
+        elif cursor is not None and kind == "close":
+            cursor.close()
+        return None
 
-    def rollback(self) -> None:
-        self._cursor.rollback()
-
-    def close(self) -> None:
-        self._cursor.close()
-
-
-def _environment(base: Any, session: _Session) -> Any:
-    """dbt-duckdb's local environment with its connections handed out by the harness."""
-
-    class HarnessEnvironment(base):  # type: ignore[misc]
-        def handle(self) -> _Handle:
-            return _Handle(session)
-
-        def submit_python_job(self, handle: Any, parsed_model: dict[str, Any],
-                              compiled_code: str) -> Any:
-            raise RuntimeError("Python models are not run by arrivalbench")
-
-        @classmethod
-        def cancel(cls, connection: Any) -> None:
-            connection.handle.cursor().interrupt()
-
-        def close(self) -> None:
-            pass
-
-    return HarnessEnvironment
-
-
-@contextlib.contextmanager
-def _connected(session: _Session) -> Iterator[None]:
-    """dbt-duckdb keeps one environment per process in a class attribute and creates it on the
-    first connection: for the length of one invocation it is ours, bound to `session`."""
-    _runner, connections, environments = _dbt_modules()
-    manager = connections.DuckDBConnectionManager
-    from dbt.adapters.duckdb.environments.local import LocalEnvironment
-
-    env_class = _environment(LocalEnvironment, session)
-    original = environments.create
-    with manager._LOCK:
-        manager._ENV = None
-        environments.create = env_class
-    try:
-        yield
-    finally:
-        with manager._LOCK:
-            environments.create = original
-            manager._ENV = None
-        session.close()
+    return serve
 
 
 # -- the project ------------------------------------------------------------------------------
@@ -232,9 +213,11 @@ class DbtProject:
     files: str  # the digest of the files dbt reads
     sources: dict[str, _Relation]  # task source -> the relation the project reads it from
     output: _Relation  # the model's relation
-    scratch: Path
-    manifest: Any
+    found: Files  # what is copied for dbt
+    limits: Limits = Limits()
+    passed_env: tuple[str, ...] = ()  # the user's own variables the project may read
     compiled: str = ""
+    child: Child | None = None
 
     @property
     def text(self) -> str:
@@ -246,10 +229,34 @@ class DbtProject:
     def digest(self) -> str:
         return digest(self.text)
 
-    def invoke(self, session: _Session, args: list[str]) -> Any:
-        runner_class, _connections, _environments = _dbt_modules()
-        with _connected(session):
-            return runner_class(manifest=self.manifest).invoke([*args, *_flags(self.scratch)])
+    def _child(self) -> Child:
+        """The project's dbt process, started and the project parsed on first use, and again
+        after a kill (within the load bound)."""
+        if self.child is not None and self.child.alive:
+            return self.child
+        self.child = start_child(self.found, self.passed_env, self.limits)[0]
+        return self.child
+
+    def invoke(self, session: _Session, args: list[str], deadline: float) -> dict[str, Any]:
+        """dbt with `args`, its statements in `session`; killed at `deadline` (monotonic),
+        which is then a `Failure` with phase `timeout`."""
+        child = self._child()
+        try:
+            return child.call("invoke", [*args, *_flags(child.scratch)], deadline,
+                              _serve(session))
+        except Expired:
+            self.child = None
+            raise Failure("timeout", RUN_TIMEOUT) from None
+        except Died:
+            self.child = None
+            raise Failure("memory", DIED) from None
+        finally:
+            session.close()
+
+    def close(self) -> None:
+        if self.child is not None:
+            self.child.kill()
+            self.child = None
 
     def start(self, any_db: engine.Database) -> Run:
         from arrivalbench.core.engine import duckdb as duckdb_engine
@@ -269,18 +276,18 @@ class DbtProject:
                 db.save()
                 try:
                     probe = _Session(db)
-                    self.invoke(probe, ["run", "--select", f"+{self.model}"])
+                    self.invoke(probe, ["run", "--select", f"+{self.model}"], db.deadline)
                 finally:
                     db.restore()
                 limit = batch.abort_after(max(probe.sent, 1))
             session = _Session(db, limit)
-            result = self.invoke(session, ["run", "--select", f"+{self.model}"])
+            result = self.invoke(session, ["run", "--select", f"+{self.model}"], db.deadline)
             if session.aborted:
                 return  # crashed: the batch is delivered again
             if session.failure is not None and session.failure.phase != "run":
                 raise session.failure
-            if not result.success:
-                raise Failure("run", _failure_message(result), statement=_failed(session))
+            if not result["ok"]:
+                raise Failure("run", _message(result["message"]), statement=_failed(session))
             self._expose(db)
 
         return run
@@ -308,57 +315,44 @@ def _failed(session: _Session) -> int | None:
     return session.failure.statement if session.failure is not None else None
 
 
-def _failure_message(result: Any) -> str:
-    if result.exception is not None:
-        return _message(str(result.exception))
-    for node in getattr(result.result, "results", None) or ():
-        if str(node.status) in ("error", "fail"):
-            return _message(node.message or f"{node.node.name} failed")
-    return "dbt run failed"
-
-
 # -- loading ----------------------------------------------------------------------------------
 
 
 def project_digest(root: Path, model: str) -> str:
     """Covers the project's files, the graded model and the dbt versions that run them."""
-    return _digest(files.read(root), model)
+    return _read(root, model).digest
 
 
-def _digest(found: files.Files, model: str) -> str:
+def _read(root: Path, model: str) -> files.Files:
     from importlib.metadata import version
 
-    return digest(f"dbt-core {version('dbt-core')} dbt-duckdb {version('dbt-duckdb')} "
-                  f"select {model}\n{found.digest}")
+    return files.read(root, f"dbt-core {version('dbt-core')} dbt-duckdb {version('dbt-duckdb')} "
+                            f"select {model}\n")
 
 
-def _scratch(found: files.Files) -> Path:
-    scratch = Path(tempfile.mkdtemp(prefix="arrivalbench-dbt-"))
-    atexit.register(shutil.rmtree, scratch, True)
-    files.copy(found, scratch / "project")
-    (scratch / "profiles.yml").write_text(_profile(), encoding="utf-8")
-    return scratch
-
-
-_loaded: dict[tuple[Path, str, str, str], DbtProject] = {}
+_loaded: dict[tuple[Path, str, str, str, tuple[str, ...], Limits], DbtProject] = {}
 
 
 def is_project(path: Path) -> bool:
     return (path / "dbt_project.yml").is_file()
 
 
-def load_project(path: Path, spec: TaskSpec, select: str | None = None) -> DbtProject:
-    """Parse the dbt project at `path` once per process, for the task `spec`."""
+def load_project(path: Path, spec: TaskSpec, select: str | None = None,
+                 passed_env: Sequence[str] = (), limits: Limits = Limits()) -> DbtProject:
+    """Parse the dbt project at `path` once per process, for the task `spec`. `passed_env`
+    names variables of the user's environment the project may read with `env_var`; no other
+    is there. Parsing and compiling are bounded by `limits.load_seconds`."""
     root = path.resolve()
     if not is_project(root):
         raise DbtError(f"{path}: no dbt_project.yml; give a dbt project folder or a .sql "
                        "script")
+    _check_extra()
     model = select or spec.target.name
-    found = files.read(root)
+    found = _read(root, model)
     _refuse_python_files(found)
-    key = (root, model, spec.target.name, _digest(found, model))
+    key = (root, model, spec.target.name, found.digest, tuple(passed_env), limits)
     if key not in _loaded:
-        _loaded[key] = _parse(found, model, spec, key[3])
+        _loaded[key] = _parse(found, model, spec, tuple(passed_env), limits)
     return _loaded[key]
 
 
@@ -371,94 +365,135 @@ def _refuse_python_files(found: files.Files) -> None:
                            "models (a Python model would run outside the sandbox); remove it")
 
 
-def _parse(found: files.Files, model: str, spec: TaskSpec, digest: str) -> DbtProject:
-    runner_class, _c, _e = _dbt_modules()
+def start_child(found: files.Files, passed_env: Sequence[str], limits: Limits
+                ) -> tuple[Child, dict[str, Any]]:
+    """A dbt process holding a copy of the project, parsed; and what it parsed."""
+    child = Child(passed_env)
+    try:
+        files.copy(found, child.scratch / "project")
+        (child.scratch / "profiles.yml").write_text(_profile(), encoding="utf-8")
+        parsed = child.call("parse", _flags(child.scratch),
+                            time.monotonic() + limits.load_seconds, lambda _r: ("error", ""))
+    except Expired:
+        raise DbtError(f"{found.root}: dbt did not parse the project within "
+                       f"{limits.load_seconds:g} s, the load limit (a Jinja loop?)") from None
+    except Died:
+        raise DbtError(f"{found.root}: dbt's process ended while parsing the project (a crash "
+                       "or its memory limit)") from None
+    except BaseException:
+        child.kill()
+        raise
+    if not parsed["ok"]:
+        child.kill()
+        raise DbtError(f"{found.root}: dbt cannot parse the project "
+                       f"({_message(parsed['message'])}); run `dbt parse` in it and fix what "
+                       "it reports")
+    return child, parsed
+
+
+def _parse(found: files.Files, model: str, spec: TaskSpec, passed_env: tuple[str, ...],
+           limits: Limits) -> DbtProject:
+    child, parsed = start_child(found, passed_env, limits)
+    try:
+        project = _check(found, model, spec, parsed, passed_env, limits)
+        project.child = child
+        project.compiled = _compiled_text(project, spec)
+    except BaseException:
+        child.kill()
+        raise
+    atexit.register(project.close)
+    return project
+
+
+def _check(found: files.Files, model: str, spec: TaskSpec, parsed: dict[str, Any],
+           passed_env: tuple[str, ...], limits: Limits) -> DbtProject:
+    """The project as parsed, checked: the model exists, it and its parents are SQL models
+    (no Python, no seeds), and every name the harness takes from it is a plain identifier."""
     root = found.root
-    scratch = _scratch(found)
-    result = runner_class().invoke(["parse", *_flags(scratch)])
-    if not result.success or result.result is None:
-        raise DbtError(f"{root}: dbt cannot parse the project ("
-                       f"{_message(str(result.exception or 'parse failed'))}); run "
-                       "`dbt parse` in it and fix what it reports")
-    manifest = result.result
-    nodes = {n.name: n for n in manifest.nodes.values() if n.resource_type == "model"}
-    if model not in nodes:
-        known = ", ".join(sorted(nodes)) or "none"
+    nodes: dict[str, dict[str, Any]] = parsed["nodes"]
+    models = {n["name"]: uid for uid, n in nodes.items() if n["resource_type"] == "model"}
+    if model not in models:
+        known = ", ".join(sorted(models)) or "none"
         fix = (f"name the model after the target {spec.target.name!r} or give --select MODEL"
                if model == spec.target.name else "give --select one of them")
         raise DbtError(f"{root}: no model named {model!r} (models: {known}); {fix}")
-    _refuse_python(manifest, nodes[model], root)
-    node = nodes[model]
-    output = _Relation(plain_identifier(node.schema, f"model {model}'s schema", root),
-                       plain_identifier(node.alias or node.name, f"model {model}'s alias",
-                                        root))
-    if node.database != DATABASE:
-        raise DbtError(f"{root}: model {model} is configured for database {node.database!r}; "
-                       "remove its database setting")
+    _refuse_python(nodes, models[model], root)
+    node = nodes[models[model]]
+    output = _Relation(plain_identifier(node["schema"], f"model {model}'s schema", root),
+                       plain_identifier(node["alias"] or node["name"],
+                                        f"model {model}'s alias", root))
+    if node["database"] != DATABASE:
+        raise DbtError(f"{root}: model {model} is configured for database "
+                       f"{node['database']!r}; remove its database setting")
     sources = {}
-    declared = {s.name: s for s in manifest.sources.values()}
+    declared = {s["name"]: s for s in parsed["sources"]}
     for source in spec.sources:
         table = declared.get(source.name)
         if table is None:
             raise DbtError(f"{root}: the project declares no source table {source.name!r}; "
                            f"add it to a sources .yml (e.g. source 'incoming', table "
                            f"'{source.name}')")
-        if table.database != DATABASE:
+        if table["database"] != DATABASE:
             raise DbtError(f"{root}: source table {source.name!r} is in database "
-                           f"{table.database!r}; remove its database setting")
+                           f"{table['database']!r}; remove its database setting")
         sources[source.name] = _Relation(
-            plain_identifier(table.schema, f"source table {source.name!r}'s schema", root),
-            plain_identifier(table.identifier, f"source table {source.name!r}'s identifier",
-                             root))
-    project = DbtProject(root, model, spec.target.name, digest, sources, output, scratch,
-                         manifest)
-    project.compiled = _compiled_text(project, spec)
-    return project
+            plain_identifier(table["schema"], f"source table {source.name!r}'s schema", root),
+            plain_identifier(table["identifier"],
+                             f"source table {source.name!r}'s identifier", root))
+    return DbtProject(root, model, spec.target.name, found.digest, sources, output, found,
+                      limits, passed_env)
 
 
-def _refuse_python(manifest: Any, node: Any, root: Path) -> None:
+def _refuse_python(nodes: dict[str, dict[str, Any]], start: str, root: Path) -> None:
     """Python models would run outside the sandbox; seeds would be loaded by dbt from files
     with statements the harness does not see as a pipeline's: the model and its parents are
     SQL models, sources and snapshots only."""
-    for current in manifest.nodes.values():
-        if str(getattr(current, "language", "sql")) == "python":
-            raise DbtError(f"{root}: model {current.name} is a Python model; arrivalbench runs "
-                           "only SQL models (a Python model would run unsandboxed)")
-    seen, todo = set(), [node.unique_id]
+    for current in nodes.values():
+        if current["language"] == "python":
+            raise DbtError(f"{root}: model {current['name']} is a Python model; arrivalbench "
+                           "runs only SQL models (a Python model would run unsandboxed)")
+    seen: set[str] = set()
+    todo = [start]
     while todo:
         uid = todo.pop()
-        if uid in seen or uid not in manifest.nodes:
+        if uid in seen or uid not in nodes:
             continue
         seen.add(uid)
-        current = manifest.nodes[uid]
-        if current.resource_type == "seed":
-            raise DbtError(f"{root}: model {node.name} reads seed {current.name}; arrivalbench "
-                           "does not load seeds (declare the data as a task source instead, or "
-                           "write it into the model)")
-        todo.extend(getattr(current.depends_on, "nodes", None) or ())
+        current = nodes[uid]
+        if current["resource_type"] == "seed":
+            raise DbtError(f"{root}: model {nodes[start]['name']} reads seed "
+                           f"{current['name']}; arrivalbench does not load seeds (declare the "
+                           "data as a task source instead, or write it into the model)")
+        todo.extend(current["depends_on"])
 
 
 def _compiled_text(project: DbtProject, spec: TaskSpec) -> str:
     """The SQL dbt compiles for the selected models once the model exists: its incremental
     form, which is the one that sees late, repeated and re-sent data."""
-    from arrivalbench.core.engine import Limits
     from arrivalbench.core.engine import duckdb as engine
 
-    with engine.database(Limits()) as db:
-        for source in spec.sources:
-            columns = ", ".join(f'"{c.name}" {c.type}' for c in source.columns)
-            db.query(f'CREATE TABLE incoming."{source.name}" ({columns})', "load")
-        project._fill(db)
-        select = ["--select", f"+{project.model}"]
-        project.invoke(_Session(db), ["run", *select])
-        result = project.invoke(_Session(db), ["compile", *select])
-    if not result.success:
+    deadline = time.monotonic() + project.limits.load_seconds
+    try:
+        with engine.database(Limits()) as db:
+            for source in spec.sources:
+                columns = ", ".join(f'"{c.name}" {c.type}' for c in source.columns)
+                db.query(f'CREATE TABLE incoming."{source.name}" ({columns})', "load")
+            project._fill(db)
+            select = ["--select", f"+{project.model}"]
+            project.invoke(_Session(db), ["run", *select], deadline)
+            result = project.invoke(_Session(db), ["compile", *select], deadline)
+    except Failure as failure:
+        if failure.phase == "timeout":
+            raise DbtError(f"{project.path}: dbt did not compile model {project.model} within "
+                           f"{project.limits.load_seconds:g} s, the load limit (a Jinja "
+                           "loop?)") from None
         raise DbtError(f"{project.path}: dbt cannot compile model {project.model} "
-                       f"({_failure_message(result)}); run `dbt compile` in it and fix it")
+                       f"({failure.message})") from None
+    if not result["ok"]:
+        raise DbtError(f"{project.path}: dbt cannot compile model {project.model} "
+                       f"({_message(result['message'])}); run `dbt compile` in it and fix it")
     blocks = []
-    for node_result in result.result.results:
-        node = node_result.node
-        if node.resource_type == "model":
-            code = (node.compiled_code or "").strip().rstrip(";")
-            blocks.append(f"-- {node.original_file_path}\n{code};\n")
+    for path, code in result["compiled"]:
+        code = str(code).strip().rstrip(";")
+        blocks.append(f"-- {path}\n{code};\n")
     return "\n".join(sorted(blocks))

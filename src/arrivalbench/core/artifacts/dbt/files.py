@@ -40,6 +40,7 @@ class Files:
     root: Path
     paths: tuple[str, ...]
     digest: str
+    header: str = ""  # hashed first: what else decides what dbt does with the files
 
 
 def _refuse(path: Path, what: str) -> DbtError:
@@ -110,11 +111,12 @@ def inside(root: Path, entry: object, what: str) -> None:
                                "names is relative and inside its folder")
 
 
-def read(root: Path) -> Files:
-    """The project's files, checked, with the digest of their names and bytes."""
+def read(root: Path, header: str = "") -> Files:
+    """The project's files, checked, with the digest of `header`, their names and bytes."""
     check_paths(root)
     paths = tuple(walk(root))
     h = hashlib.sha256()  # streamed: a project may hold large seed files
+    h.update(header.encode())
     total = 0
     for rel in paths:
         data = (root / rel).read_bytes()
@@ -124,12 +126,13 @@ def read(root: Path) -> Files:
                                    "a dbt project graded here is SQL, YAML and Jinja")
         h.update(f"{rel} {len(data)}\n".encode())
         h.update(data)
-    return Files(root, paths, "sha256:" + h.hexdigest())
+    return Files(root, paths, "sha256:" + h.hexdigest(), header)
 
 
 def copy(files: Files, into: Path) -> None:
     """Copy exactly the digested files into `into`, refusing any that changed since."""
     h = hashlib.sha256()
+    h.update(files.header.encode())
     for rel in files.paths:
         source = files.root / rel
         fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
