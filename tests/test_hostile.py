@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -173,3 +174,84 @@ def test_a_cheating_project_cannot_pass_late_arrival(spec: TaskSpec, tmp_path: P
     verdict = grade(spec, artifact, Point("late_arrival", 0))[0]
     assert verdict.status == "ERROR"
     assert "does not exist" in str(verdict.detail["message"])
+
+
+# -- the dbt process ---------------------------------------------------------------------------
+
+SECRET = "ARRIVALBENCH_PLANTED_SECRET"
+ENV_MODEL = ("{{ config(materialized='table') }}\n"
+             "select '{{ env_var('" + SECRET + "') }}' as click_id")
+LOOP = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+
+
+def test_env_var_sees_only_the_allowlist(spec: TaskSpec, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("dbt.cli.main")
+    from arrivalbench.core.artifacts.dbt import DbtError, load_project
+
+    monkeypatch.setenv(SECRET, "hunter2")
+    root = project(tmp_path / "p", model=ENV_MODEL)
+    with pytest.raises(DbtError) as caught:
+        load_project(root, spec)
+    assert "Env var required but not provided" in str(caught.value)
+    assert "hunter2" not in str(caught.value)
+    # The user's own variable, passed by name, is there.
+    loaded = load_project(root, spec, passed_env=[SECRET])
+    assert "'hunter2' as click_id" in loaded.text
+    loaded.close()
+
+
+def test_a_jinja_loop_while_parsing_is_stopped_at_the_load_limit(spec: TaskSpec,
+                                                                 tmp_path: Path) -> None:
+    pytest.importorskip("dbt.cli.main")
+    from arrivalbench.core.artifacts.dbt import DbtError, load_project
+
+    root = project(tmp_path / "p", model=LOOP + "\nselect 1 as click_id")
+    with pytest.raises(DbtError, match=r"did not parse the project within 3 s, the load limit"):
+        load_project(root, spec, limits=Limits(load_seconds=3))
+    assert not any(p.name.startswith(f"{os.getpid()}-")
+                   for p in (Path(tempfile.gettempdir()) / "arrivalbench-dbt").iterdir())
+
+
+def test_a_jinja_loop_in_one_run_is_a_timeout_and_the_next_replay_runs(spec: TaskSpec,
+                                                                      tmp_path: Path) -> None:
+    """The loop renders only once the model holds rows (from its second run on): loading
+    passes, a later run hangs, and the parent kills the child at the replay's deadline."""
+    pytest.importorskip("dbt.cli.main")
+    from arrivalbench.core.artifacts.dbt import load_project
+
+    model = (PLAIN.read_text() + "\n{% if is_incremental() %}{% set n = run_query("
+             "'select count(*) from ' ~ this).columns[0].values()[0] %}"
+             "{% if n > 0 %}" + LOOP + "{% endif %}{% endif %}\n")
+    loaded = load_project(project(tmp_path / "p", model=model), spec,
+                          limits=Limits(replay_seconds=20))
+    limits = Limits(replay_seconds=20)
+    verdict = grade(spec, loaded, Point("late_arrival", 0), limits)[0]
+    assert verdict.detail["phase"] == "timeout"
+    assert verdict.detail["message"] == "dbt ran past the replay's wall-clock limit and was " \
+                                        "stopped"
+    again = grade(spec, loaded, Point("snapshot", 0), limits)[0]
+    assert again.status == "PASS", again.detail  # a new child parsed the project again
+    loaded.close()
+
+
+def test_orphaned_scratch_folders_are_swept_at_the_next_start() -> None:
+    from arrivalbench.core import containment
+
+    root = containment.root("arrivalbench-dbt")
+    orphan = root / "999999999-1-dead"
+    orphan.mkdir()
+    (orphan / "left.txt").write_text("by a grader killed with SIGKILL")
+    mine = containment.scratch("arrivalbench-dbt")
+    assert not orphan.exists()
+    assert mine.exists() and containment.owner_alive(mine.name)
+    shutil.rmtree(mine)
+
+
+def test_the_child_environment_is_the_allowlist(tmp_path: Path) -> None:
+    from arrivalbench.core import containment
+
+    env = containment.environment(tmp_path, ["MINE"], {"PATH": "/bin", "AWS_SECRET": "x",
+                                                       "MINE": "y", "HOME": "/root"})
+    assert env == {"PATH": "/bin", "MINE": "y", "TMPDIR": str(tmp_path),
+                   "TEMP": str(tmp_path), "TMP": str(tmp_path), "HOME": str(tmp_path)}
