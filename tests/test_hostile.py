@@ -255,3 +255,34 @@ def test_the_child_environment_is_the_allowlist(tmp_path: Path) -> None:
                                                        "MINE": "y", "HOME": "/root"})
     assert env == {"PATH": "/bin", "MINE": "y", "TMPDIR": str(tmp_path),
                    "TEMP": str(tmp_path), "TMP": str(tmp_path), "HOME": str(tmp_path)}
+
+
+# -- bad limits and flags: one line, exit 2 ------------------------------------------------------
+
+GOLD = Path(__file__).resolve().parent.parent / "src" / "arrivalbench" / "tasks" / TASK / \
+    "gold.sql"
+
+
+@pytest.mark.parametrize("args", [("--replay-timeout", "0"), ("--replay-timeout", "-3"),
+                                  ("--load-timeout", "0"), ("--load-timeout", "nan?"),
+                                  ("--env", "HOME")])
+def test_bad_limits_are_one_line(capsys: pytest.CaptureFixture[str],
+                                 args: tuple[str, str]) -> None:
+    from conftest import cli
+
+    code, out, err = cli(capsys, "grade", str(GOLD), "--task", TASK, *args)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and args[0] in err
+
+
+def test_a_link_in_a_project_is_one_line_from_the_cli(capsys: pytest.CaptureFixture[str],
+                                                      tmp_path: Path) -> None:
+    from conftest import cli
+
+    link("models/leak.sql", "/etc/passwd")(tmp_path / "p")
+    code, out, err = cli(capsys, "grade", str(tmp_path / "p"), "--task", TASK)
+    assert code == 2 and out == ""
+    assert err.strip().endswith("leak.sql: a symbolic link; a dbt project is read as plain "
+                                "files inside its folder (replace it with the file itself, or "
+                                "remove it)")
+    assert len(err.strip().splitlines()) == 1
