@@ -206,11 +206,12 @@ def test_a_jinja_loop_while_parsing_is_stopped_at_the_load_limit(spec: TaskSpec,
     pytest.importorskip("dbt.cli.main")
     from arrivalbench.core.artifacts.dbt import DbtError, load_project
 
+    scratch = Path(tempfile.gettempdir()) / "arrivalbench-dbt"
+    before = set(scratch.iterdir()) if scratch.exists() else set()
     root = project(tmp_path / "p", model=LOOP + "\nselect 1 as click_id")
     with pytest.raises(DbtError, match=r"did not parse the project within 3 s, the load limit"):
         load_project(root, spec, limits=Limits(load_seconds=3))
-    assert not any(p.name.startswith(f"{os.getpid()}-")
-                   for p in (Path(tempfile.gettempdir()) / "arrivalbench-dbt").iterdir())
+    assert set(scratch.iterdir()) <= before  # the killed child's folder is gone
 
 
 def test_a_jinja_loop_in_one_run_is_a_timeout_and_the_next_replay_runs(spec: TaskSpec,
@@ -286,3 +287,25 @@ def test_a_link_in_a_project_is_one_line_from_the_cli(capsys: pytest.CaptureFixt
                                 "files inside its folder (replace it with the file itself, or "
                                 "remove it)")
     assert len(err.strip().splitlines()) == 1
+
+
+def test_what_only_the_worker_process_bounds(spec: TaskSpec) -> None:
+    """A value DuckDB allocates outside its buffer manager, or a view computed on the way out,
+    can reach past the engine's memory limit: in a worker, its data bound fails the allocation
+    and the verdict is an ERROR with phase memory; the worker stays well under its bound."""
+    from arrivalbench.core.task import source_of
+    from arrivalbench.core.values import digest
+    from arrivalbench.study.executors import LocalExecutor, Result, Unit
+    from arrivalbench.study.executors.local import WORKER_DATA
+
+    units = []
+    for name in sorted(CONTAINED - {"time_many_statements"}):
+        sql = (HOSTILE / "duckdb" / f"{name}.sql").read_text()
+        units.append(Unit(source_of(spec), spec.digest, digest(sql), sql, "snapshot", 0))
+    got: dict[str, Result] = {}
+    executor = LocalExecutor(1)
+    executor.run(units, lambda batch: got.update((u.script, r) for u, r in batch))
+    for unit in units:
+        verdict = got[unit.script].verdict
+        assert (verdict.status, verdict.detail["phase"]) == ("ERROR", "memory"), verdict.detail
+    assert max(executor.stats.peak_rss.values()) < WORKER_DATA

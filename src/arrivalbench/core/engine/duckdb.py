@@ -35,6 +35,7 @@ def version() -> str:
 
 
 REPLAY_TIMEOUT = "the replay ran past its wall-clock limit"
+READ_MEMORY = "the result did not fit in the memory the grader's process allows"
 
 # SET also covers RESET and USE; LOAD covers INSTALL.
 _REFUSED = {
@@ -285,6 +286,8 @@ class Database:
                           statement=statement) from None
         except RuntimeError as exc:
             raise _interrupt(exc) from None
+        except MemoryError:
+            raise Failure("memory", READ_MEMORY, statement=statement) from None
 
     def stage(self, deliveries: Mapping[str, pa.Table]) -> None:
         """Keep every delivery of the replay in the harness's own memory, one Arrow table per
@@ -420,6 +423,9 @@ class Database:
                           ) from None
         except RuntimeError as exc:
             raise _interrupt(exc) from None
+        except MemoryError:  # past the process's data bound (an executor's worker)
+            rows.clear()
+            raise Failure("memory", READ_MEMORY) from None
         return Table(columns, tuple(rows))
 
 
