@@ -192,7 +192,7 @@ def test_python_models_are_refused(spec: TaskSpec, tmp_path: Path) -> None:
     (root / "models" / "ad_clicks.sql").unlink()
     (root / "models" / "ad_clicks.py").write_text(
         "def model(dbt, session):\n    return dbt.source('raw', 'clicks')\n")
-    with pytest.raises(DbtError, match=r"ad_clicks is a Python model; arrivalbench runs only "
+    with pytest.raises(DbtError, match=r"ad_clicks.py: a Python file; arrivalbench runs only "
                                        r"SQL models"):
         load(root, spec)
 

@@ -4,6 +4,7 @@ worker that dies is an ERROR for the one replay that killed it, and the run goes
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import random
 import signal
@@ -194,3 +195,55 @@ def test_make_rejects_an_unknown_executor() -> None:
     with pytest.raises(ArrivalBenchError, match="executor 'dask': unknown"):
         make("dask")
     assert make("local", 3).workers == 3
+
+
+HANG = "-- hangs its worker"
+
+
+def hang_on_marker(unit: Unit) -> Result:
+    """A replay stuck where no bound inside the worker reaches it (a C loop, a lost lock)."""
+    if unit.script.startswith(HANG):
+        import time
+
+        time.sleep(3600)
+    return compute(unit)
+
+
+def test_a_worker_past_its_units_wall_clock_is_killed_and_the_run_goes_on(
+        tiny: TaskSpec, monkeypatch: pytest.MonkeyPatch) -> None:
+    from arrivalbench.core.engine import Limits
+    from arrivalbench.study.executors import TIMED_OUT, unit
+
+    monkeypatch.setattr(unit, "MARGIN", 0.5)
+    limits = Limits(replay_seconds=1.0)
+    units = [Unit(u.task, u.task_digest, u.artifact, u.script, u.schedule, u.seed,
+                  limits=limits)
+             for u in units_for(tiny, [HANG + "\n" + tiny.gold_sql, tiny.gold_sql], 1,
+                                ["duplicates"])]
+    executor = LocalExecutor(1, work=hang_on_marker)
+    got = collect(executor, units)
+    details = sorted(json.loads(v)["detail"].get("phase", "-") for v in got.values())
+    assert details == ["-", "timeout"]
+    assert any(TIMED_OUT in v for v in got.values())
+    assert executor.stats.causes == ["timeout"]
+
+
+def test_a_result_for_another_unit_is_a_bug_not_bad_input(tiny: TaskSpec) -> None:
+    from arrivalbench.study.executors import ProtocolError, check_key
+
+    first, second = units_for(tiny, [tiny.gold_sql], 1, ["duplicates", "late_arrival"])
+    with pytest.raises(ProtocolError) as raised:
+        check_key(first, compute(second))
+    assert isinstance(raised.value, WorkerError)
+    assert not isinstance(raised.value, ArrivalBenchError)
+
+
+def test_on_ray_an_error_is_blamed_on_the_unit_that_raised(tiny: TaskSpec) -> None:
+    pytest.importorskip("ray")
+    good, stale = units_for(tiny, [tiny.gold_sql], 1, ["duplicates", "late_arrival"])
+    culprit = Unit(stale.task, "sha256:old", stale.artifact, stale.script, stale.schedule,
+                   stale.seed)
+    with pytest.raises(HarnessError) as raised:
+        RayExecutor(1, chunk=4).run([good, culprit], lambda batch: None)
+    assert str(raised.value).startswith(f"{culprit.where()}: ")
+    assert "late_arrival" in culprit.where() and "late_arrival" not in good.where()

@@ -66,7 +66,7 @@ def test_the_top_level_stays_small() -> None:
 
 def test_the_graph_is_read() -> None:
     edges = graph()
-    assert "arrivalbench.core.grading" in edges["arrivalbench.study.executors"]
+    assert "arrivalbench.core.grading" in edges["arrivalbench.study.executors.unit"]
     assert "arrivalbench.core.engine.duckdb" in edges["arrivalbench.core.replay"]
 
 

@@ -54,9 +54,19 @@ from arrivalbench.words import count, printable
 @click.option("--cost", "measure", is_flag=True,
               help="Also measure each replay's rows read and written, and read amplification.")
 @engine_option("The engine PIPELINE runs on (the reference is always computed by DuckDB).")
+@click.option("--env", "passed_env", multiple=True, metavar="NAME",
+              help="For a dbt project: let env_var() read this variable of your environment "
+                   "(repeatable). No other variable is there.")
+@click.option("--replay-timeout", type=click.FloatRange(min=0, min_open=True),
+              default=Limits.replay_seconds, show_default=True,
+              help="Seconds one whole replay may run.")
+@click.option("--load-timeout", type=click.FloatRange(min=0, min_open=True),
+              default=Limits.load_seconds, show_default=True,
+              help="Seconds loading a dbt project (parse and compile) may take.")
 def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], seeds: int,
           timeout: float, as_json: bool, every_batch: bool, plan_file: Path | None,
-          measure: bool, engine: EngineName) -> None:
+          measure: bool, engine: EngineName, passed_env: Sequence[str], replay_timeout: float,
+          load_timeout: float) -> None:
     """Grade PIPELINE (a .sql script or a dbt project folder) on TASK. Exit 0 if every verdict
     is PASS, 1 otherwise."""
     from arrivalbench.core import artifacts
@@ -68,9 +78,10 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
         raise ArrivalBenchError(f"{pipeline}: a dbt project runs on engine {on} only; grade "
                                 f"it with --engine {on}")
     spec = load_spec(task)
-    artifact = artifacts.load(pipeline, spec, select)
+    limits = Limits(statement_seconds=timeout, replay_seconds=replay_timeout,
+                    load_seconds=load_timeout)
+    artifact = artifacts.load(pipeline, spec, select, passed_env, limits)
     script = artifact.sql if isinstance(artifact, Script) else None
-    limits = Limits(statement_seconds=timeout)
     verdicts = []
     costs: list[Cost | None] = []
     differing: dict[str, object] | None = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -20,6 +21,7 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from arrivalbench.core import engine
 from arrivalbench.core.engine import Failure, Limits, Phase, Table, cost, normalize_message
@@ -30,6 +32,10 @@ VERSION = duckdb.__version__
 
 def version() -> str:
     return VERSION
+
+
+REPLAY_TIMEOUT = "the replay ran past its wall-clock limit"
+READ_MEMORY = "the result did not fit in the memory the grader's process allows"
 
 # SET also covers RESET and USE; LOAD covers INSTALL.
 _REFUSED = {
@@ -59,12 +65,23 @@ def _config(limits: Limits) -> dict[str, Any]:
     }
 
 
+# Every function the harness calls in a replay's database is qualified with the built-in
+# catalog: a pipeline may define macros in main (`main.lower`, a table macro `duckdb_tables`)
+# that an unqualified name would resolve to, and so rewrite the harness's own queries.
 _EXISTS = """
-SELECT EXISTS (SELECT 1 FROM duckdb_tables() WHERE database_name = current_database()
-               AND schema_name = 'main' AND lower(table_name) = lower($1))
-    OR EXISTS (SELECT 1 FROM duckdb_views() WHERE database_name = current_database()
-               AND schema_name = 'main' AND NOT internal AND lower(view_name) = lower($1))
+SELECT EXISTS (SELECT 1 FROM system.main.duckdb_tables()
+               WHERE database_name = system.main.current_database() AND schema_name = 'main'
+               AND system.main.lower(table_name) = system.main.lower($1))
+    OR EXISTS (SELECT 1 FROM system.main.duckdb_views()
+               WHERE database_name = system.main.current_database() AND schema_name = 'main'
+               AND NOT internal AND system.main.lower(view_name) = system.main.lower($1))
 """
+
+
+# Types whose Python values are of bounded size; any other is measured as it is read back.
+_FIXED = re.compile(r"(BOOLEAN|TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|U\w*INT|FLOAT|DOUBLE|"
+                    r"DECIMAL.*|DATE|TIME.*|TIMESTAMP.*|INTERVAL|UUID)$")
+_CHUNK = 256  # rows fetched at a time when reading back
 
 
 class _Watchdog:
@@ -180,9 +197,12 @@ class Database:
         self._instance = _instance(limits)
         self._db = self._instance.root.cursor()
         self._db.execute("CREATE SCHEMA incoming")
-        self._staged: dict[str, pa.Table] = {}
+        # per source: the deliveries, and where each batch's rows start and how many they are
+        self._staged: dict[str, tuple[pa.Table, dict[int, tuple[int, int]]]] = {}
         self._watchdog = _get_watchdog()
         self.engine_seconds = 0.0  # time inside DuckDB on the pipeline's own statements
+        # The wall clock (time.monotonic) past which nothing of this replay runs any more.
+        self.deadline = time.monotonic() + limits.replay_seconds
         self.meter: cost.Meter | None = None  # measures every run of the replay when set
 
     def _connect(self) -> duckdb.DuckDBPyConnection:
@@ -213,8 +233,6 @@ class Database:
         self._instance.rotate(keep="__saved")
         self._instance.root.execute("DETACH __saved")
         self._db = self._instance.root.cursor()
-        for name, table in self._staged.items():
-            self._db.register(f"__deliveries_{name}", table)
 
     def close(self) -> None:
         try:
@@ -249,36 +267,59 @@ class Database:
     def _execute(self, con: duckdb.DuckDBPyConnection, sql: Any, phase: Phase,
                  statement: int | None = None, params: list[object] | None = None
                  ) -> duckdb.DuckDBPyConnection:
+        # The replay's own bound as well as the statement's: many quick statements must not
+        # add up to a replay without end. The watchdog is a thread that runs no artifact code,
+        # and every statement of a script runs inside DuckDB, where an interrupt reaches it.
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise Failure("timeout", REPLAY_TIMEOUT, statement=statement)
         try:
-            with self._watchdog.armed(con, self.limits.statement_seconds):
+            with self._watchdog.armed(con, min(self.limits.statement_seconds, left)):
                 return con.execute(sql, params)
         except duckdb.Error as exc:
             fired = self._watchdog.fired
             kind = classify(exc, fired)
-            raise Failure(phase if kind == "run" else kind, normalize_message(str(exc)),
+            message = normalize_message(str(exc))
+            if kind == "timeout" and left < self.limits.statement_seconds:
+                message = REPLAY_TIMEOUT
+            raise Failure(phase if kind == "run" else kind, message,
                           statement=statement) from None
         except RuntimeError as exc:
             raise _interrupt(exc) from None
+        except MemoryError:
+            raise Failure("memory", READ_MEMORY, statement=statement) from None
 
     def stage(self, deliveries: Mapping[str, pa.Table]) -> None:
-        """Register every delivery of the replay, one Arrow table per source with a `__batch`
-        column, on the loader's own connection. A registered table is visible to that
-        connection only, never to the pipeline's; loading a batch is then one statement per
-        source instead of a table built from Python each time."""
-        self._staged = dict(deliveries)
+        """Keep every delivery of the replay in the harness's own memory, one Arrow table per
+        source with a `__batch` column, in batch order. No batch is visible to any connection
+        until `load` copies it: a later batch never exists where SQL (the pipeline's, or
+        harness SQL built from an artifact's names) could name it."""
+        self._staged = {}
         for name, table in deliveries.items():
-            self._db.register(f"__deliveries_{name}", table)
+            spans, offset = {}, 0
+            for entry in pc.value_counts(table.column("__batch")).to_pylist():
+                spans[entry["values"]] = (offset, entry["counts"])
+                offset += entry["counts"]
+            self._staged[name] = (table.drop_columns(["__batch"]), spans)
 
     def load(self, batch: int, columns: Mapping[str, Sequence[str]]) -> None:
         """Replace each `incoming.<source>` with the staged rows of `batch`, in delivery order
-        (one thread preserves it). Rebuild the schema if the pipeline disturbed it."""
-        sql = "; ".join(
-            f'CREATE OR REPLACE TABLE incoming."{name}" AS SELECT '
-            + ", ".join(f'"{c}"' for c in names)
-            + f' FROM "__deliveries_{name}" WHERE __batch = {batch}'
-            for name, names in columns.items())
-        if not sql:
+        (one thread preserves it). Only that batch's slice is registered, on the loader's own
+        connection, for the length of one statement. Rebuild the schema if the pipeline
+        disturbed it."""
+        registered: list[str] = []
+        statements: list[str] = []
+        for name, names in columns.items():
+            table, spans = self._staged[name]
+            offset, length = spans.get(batch, (0, 0))
+            view = f"__batch_{len(registered)}"
+            self._db.register(view, table.slice(offset, length))
+            registered.append(view)
+            statements.append(f'CREATE OR REPLACE TABLE incoming."{name}" AS SELECT '
+                              + ", ".join(f'"{c}"' for c in names) + f' FROM "{view}"')
+        if not statements:
             return
+        sql = "; ".join(statements)
         try:
             self._db.execute(sql)
         except RuntimeError as exc:
@@ -287,6 +328,9 @@ class Database:
             self._execute(self._db, "DROP SCHEMA IF EXISTS incoming CASCADE", "load")
             self._execute(self._db, "CREATE SCHEMA incoming", "load")
             self._execute(self._db, sql, "load")
+        finally:
+            for view in registered:
+                self._db.unregister(view)
 
     def create(self, name: str, table: pa.Table) -> None:
         """A trusted table in schema main (the log under its bare name, for the reference)."""
@@ -330,7 +374,7 @@ class Database:
             con.close()
 
     def _database(self, con: duckdb.DuckDBPyConnection) -> str:
-        found = self._execute(con, "SELECT current_database()", "run").fetchone()
+        found = self._execute(con, "SELECT system.main.current_database()", "run").fetchone()
         return str(found[0]) if found else ""
 
     def read(self, name: str) -> Table:
@@ -346,20 +390,43 @@ class Database:
     def query(self, sql: str, phase: Phase, con: duckdb.DuckDBPyConnection | None = None
               ) -> Table:
         con = con or self._db
+        return self.fetch(self._execute(con, sql, phase), phase)
+
+    def fetch(self, result: duckdb.DuckDBPyConnection, phase: Phase) -> Table:
+        """What the last statement on `result` returned, read back within the row and byte
+        bounds of the limits."""
         limit = self.limits.max_target_rows
-        result = self._execute(con, sql, phase)
         columns = tuple((d[0], str(d[1])) for d in result.description or ())
+        # Fixed-width values cost about their width; variable ones (text, blobs, nested) are
+        # measured, chunk by chunk, so that 30 rows of 30 MB stop long before the grader
+        # holds them all.
+        fixed = 16 * len(columns)
+        wide = [i for i, (_name, kind) in enumerate(columns) if not _FIXED.match(kind)]
+        budget = self.limits.max_read_bytes
+        rows: list[tuple[object, ...]] = []
         try:
-            # One row past the limit tells an oversized result without a second query.
-            rows = tuple(result.fetchmany(limit + 1))
+            while True:
+                # One row past the limit tells an oversized result without a second query.
+                chunk = result.fetchmany(min(_CHUNK, limit + 1 - len(rows)))
+                if not chunk:
+                    break
+                budget -= fixed * len(chunk) + sum(
+                    len(str(row[i])) for row in chunk for i in wide if row[i] is not None)
+                if budget < 0:
+                    raise Failure("memory", f"the result is larger than "
+                                  f"{self.limits.max_read_bytes} bytes, the limit")
+                rows.extend(chunk)
+                if len(rows) > limit:
+                    raise Failure(phase, f"the result has more than {limit} rows, the limit")
         except duckdb.Error as exc:
             raise Failure(classify(exc, self._watchdog.fired), normalize_message(str(exc))
                           ) from None
         except RuntimeError as exc:
             raise _interrupt(exc) from None
-        if len(rows) > limit:
-            raise Failure(phase, f"the result has more than {limit} rows, the limit")
-        return Table(columns, rows)
+        except MemoryError:  # past the process's data bound (an executor's worker)
+            rows.clear()
+            raise Failure("memory", READ_MEMORY) from None
+        return Table(columns, tuple(rows))
 
 
 def split(script: str) -> Statements:

@@ -1,0 +1,2 @@
+-- expect: ERROR read-target
+FORCE CHECKPOINT;

@@ -1,0 +1,2 @@
+-- expect: ERROR sandbox
+INSTALL httpfs;

@@ -1,0 +1,2 @@
+-- expect: ERROR sandbox
+ATTACH '/tmp/arrivalbench-hostile.db' AS x;

@@ -1,0 +1,2 @@
+-- expect: ERROR sandbox
+EXPORT DATABASE '/tmp/arrivalbench-hostile-export';

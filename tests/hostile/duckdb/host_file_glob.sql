@@ -1,0 +1,2 @@
+-- expect: ERROR sandbox
+CREATE TABLE ad_clicks AS SELECT file AS click_id FROM glob('/etc/*');

@@ -1,0 +1,2 @@
+-- expect: ERROR run
+SELEC 1 FROM;

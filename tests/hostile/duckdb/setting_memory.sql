@@ -1,0 +1,2 @@
+-- expect: ERROR sandbox
+SET memory_limit = '64GB';

@@ -1,0 +1,2 @@
+-- expect: ERROR sandbox
+PRAGMA memory_limit = '64GB';

@@ -1,0 +1,2 @@
+-- expect: ERROR sandbox
+RESET enable_external_access;

@@ -1,0 +1,2 @@
+-- expect: ERROR sandbox
+USE system;
