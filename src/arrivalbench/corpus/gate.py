@@ -76,7 +76,7 @@ from arrivalbench.corpus.perturbation import visible
 from arrivalbench.corpus.prompts import build
 from arrivalbench.errors import TaskError
 from arrivalbench.study import executors
-from arrivalbench.study.executors import Executor, HarnessError, peak_rss, unit_spec
+from arrivalbench.study.executors import Executor, ProtocolError, peak_rss, unit_spec
 
 GATE_SEEDS: tuple[int, ...] = (0, 1, 2)
 
@@ -167,7 +167,7 @@ class Job:
 
     def check(self, result: JobResult) -> None:
         if (result.task, result.artifact) != (self.task_id, self.artifact):
-            raise HarnessError(f"a worker answered {result.task} {result.artifact} for "
+            raise ProtocolError(f"a worker answered {result.task} {result.artifact} for "
                                f"{self.task_id} {self.artifact}")
 
 

@@ -16,12 +16,13 @@ from typing import Any, Protocol, TypeVar
 from arrivalbench.core.artifacts import Artifact
 from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Limits, Phase, backend
 from arrivalbench.core.engine.cost import Cost
-from arrivalbench.core.grading import Point, grade, nondeterminism, schedule
+from arrivalbench.core.grading import Point, grade_point, schedule
 from arrivalbench.core.task import TaskSpec, load_spec
 from arrivalbench.core.values import canonical_json
 from arrivalbench.core.verdict import Verdict
 from arrivalbench.errors import ArrivalBenchError, WorkerError
-from arrivalbench.study.store import Graded, Key, current_versions, key_of
+from arrivalbench.study.keys import Key, current_versions, key_of
+from arrivalbench.study.store import Graded
 
 
 @dataclass(frozen=True)
@@ -156,14 +157,13 @@ def compute(unit: Unit) -> Result:
     spec = unit_spec(unit.task, unit.task_digest)
     start = time.perf_counter()
     artifact = _artifact(unit, spec)
-    verdict, outcome = grade(spec, artifact, Point(unit.schedule, unit.seed), unit.limits,
-                             measure=unit.measure, engine_name=unit.engine)
+    # On snapshot, once per artifact, one more replay for the nondeterminism check.
+    graded = grade_point(spec, artifact, Point(unit.schedule, unit.seed), unit.limits,
+                         measure=unit.measure, engine_name=unit.engine)
+    outcome, found = graded.outcome, graded.nondeterministic
     wall = time.perf_counter() - start
-    differing = None
-    if unit.schedule == "snapshot":  # once per artifact: one more replay, compared
-        found = nondeterminism(spec, artifact, outcome, unit.limits, engine_name=unit.engine)
-        differing = None if found is None else canonical_json(found)
-    return Result(verdict, wall, outcome.engine_seconds, peak_rss(), differing, outcome.cost)
+    return Result(graded.verdict, wall, outcome.engine_seconds, peak_rss(),
+                  None if found is None else canonical_json(found), outcome.cost)
 
 
 def _artifact(unit: Unit, spec: TaskSpec) -> Artifact | str:
