@@ -309,3 +309,32 @@ def test_what_only_the_worker_process_bounds(spec: TaskSpec) -> None:
         verdict = got[unit.script].verdict
         assert (verdict.status, verdict.detail["phase"]) == ("ERROR", "memory"), verdict.detail
     assert max(executor.stats.peak_rss.values()) < WORKER_DATA
+
+
+GRADER_PEAK = """
+import resource, sys
+from arrivalbench.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+print(code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
+"""
+
+
+def test_grade_replays_a_script_in_a_bounded_worker(tmp_path: Path) -> None:
+    """`grade` of a script runs its replays in the local executor's workers: a value DuckDB
+    allocates outside its buffer manager fails there as an ERROR with phase memory (in the
+    grader's own process it took 4 GB), and the grader itself stays small."""
+    import json
+    import subprocess
+    import sys
+
+    script = HOSTILE / "duckdb" / "memory_big_string.sql"
+    done = subprocess.run([sys.executable, "-c", GRADER_PEAK, "grade", str(script), "--task",
+                           TASK, "--schedule", "snapshot", "--seeds", "1", "--json"],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    code, peak_kb = done.stderr.split()[-2:]
+    entries = json.loads(done.stdout)["verdicts"]
+    assert [(e["verdict"], e["detail"]["phase"]) for e in entries] == [("ERROR", "memory")]
+    assert code == "1" and int(peak_kb) < 1024 * 1024  # kilobytes on Linux: under 1 GB

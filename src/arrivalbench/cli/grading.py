@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -24,9 +25,9 @@ from arrivalbench.cli.options import (
 from arrivalbench.core.engine import DEFAULT_ENGINE, FACTS, EngineName, Limits, backend
 from arrivalbench.core.engine.cost import Cost, check_measurable
 from arrivalbench.core.grading import grade_artifact, plan
-from arrivalbench.core.schedules import KINDS
+from arrivalbench.core.schedules import KINDS, Schedule
 from arrivalbench.core.task import load_spec
-from arrivalbench.core.values import canonical_json
+from arrivalbench.core.values import JSON, canonical_json
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.explain import DEFAULT_BUDGET as EXPLAIN_BUDGET
 from arrivalbench.sql.syntax import parse_problem
@@ -71,6 +72,9 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
     is PASS, 1 otherwise."""
     from arrivalbench.core import artifacts
     from arrivalbench.core.artifacts.script import Script
+    from arrivalbench.core.replay import expected
+    from arrivalbench.study.executors import Result
+    from arrivalbench.study.isolated import grade_plan_file, grade_points
 
     backend(engine)  # a missing extra is one line before anything runs
     if pipeline.is_dir() and not FACTS[engine].runs_dbt:
@@ -86,8 +90,6 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
     costs: list[Cost | None] = []
     differing: dict[str, object] | None = None
     if plan_file is not None:
-        from arrivalbench.core.grading import grade_plan
-
         if kinds:
             raise ArrivalBenchError("--plan replays one plan: leave out --schedule")
         if measure:
@@ -95,19 +97,36 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
         if script is None:
             raise ArrivalBenchError(f"--plan {plan_file}: plans replay SQL scripts; {pipeline} "
                                     "is a dbt project: grade it on generated schedules")
-        verdicts.append(grade_plan(spec, script, plan_file, limits, every_batch,
-                                   engine_name=engine))
+        verdicts.append(grade_plan_file(task, spec, artifact.digest, script, plan_file, limits,
+                                        every_batch, engine))
     else:
         points = plan(spec, seeds, kinds)
         if measure:
             check_measurable(engine, script is not None)
         with render.progress(len(points), enabled=not as_json) as advance:
-            for graded in grade_artifact(spec, artifact, points, limits, every_batch, measure,
-                                         engine_name=engine):
-                verdicts.append(graded.verdict)
-                costs.append(graded.outcome.cost)
-                advance(graded.verdict.status)
-                differing = differing or graded.nondeterministic
+            if script is None:  # a dbt project: its replays already run in a contained child
+                for graded in grade_artifact(spec, artifact, points, limits, every_batch,
+                                             measure, engine_name=engine):
+                    verdicts.append(graded.verdict)
+                    costs.append(graded.outcome.cost)
+                    advance(graded.verdict.status)
+                    differing = differing or graded.nondeterministic
+            else:
+                expected(spec, limits)  # a broken task is its own error, before any replay
+                arrived: dict[int, Result] = {}
+                found: list[dict[str, JSON]] = []
+
+                def on_graded(index: int, result: Result, nondet: dict[str, JSON] | None
+                              ) -> None:
+                    arrived[index] = result
+                    found.extend([nondet] if nondet is not None else [])
+                    advance(result.verdict.status)
+
+                grade_points(task, spec, artifact.digest, script, points, limits, every_batch,
+                             measure, engine, on_graded)
+                verdicts = [arrived[i].verdict for i in range(len(points))]
+                costs = [arrived[i].cost for i in range(len(points))]
+                differing = found[0] if found else None
     document = render.grade_document(spec, verdicts, costs if measure else None)
     if differing is not None:
         document["nondeterministic"] = differing  # absent when deterministic: bytes unchanged
@@ -162,6 +181,7 @@ def explain_command(pipeline: Path | None, task: str | None, kind: str | None, s
     from arrivalbench import explain as explaining
     from arrivalbench.explain import bundle
     from arrivalbench.explain.text import describe
+    from arrivalbench.study.isolated import bounded
 
     if results is not None:
         if pipeline is not None or task is not None or kind or seed is not None or out_dir:
@@ -179,8 +199,9 @@ def explain_command(pipeline: Path | None, task: str | None, kind: str | None, s
     if out_dir is not None:
         bundle.check_out(out_dir)
     limits = Limits(statement_seconds=timeout)
-    picked = explaining.pick(spec, script, kind, seed, limits, engine)
-    if picked is None:
+    # Shrinking replays the pipeline hundreds of times: in a bounded child, as grade's replays.
+    found = bounded(_explained, task, script, kind, seed, budget, limits, engine)
+    if found is None:
         where = f"{kind} " if kind else ""
         message = (f"{pipeline} passes {where}{'seed ' + str(seed) if seed is not None else ''}"
                    f" on {spec.id} with the every-batch check: nothing to explain").replace(
@@ -190,18 +211,42 @@ def explain_command(pipeline: Path | None, task: str | None, kind: str | None, s
         else:
             click.echo(message)
         verdict_status(True)
-    kind, seed = picked
-    found = explaining.explain(spec, script, kind, seed, budget, limits, engine=engine)
-    repro = None
-    if out_dir is not None and found.shrunk is not None:
-        repro = bundle.write(out_dir, spec, script, found.shrunk.schedule,
-                             found.needs_every_batch, engine)
-    doc = found.document(repro)
+    doc = found.document
+    if out_dir is not None and found.minimal is not None:
+        doc["repro"] = bundle.write(out_dir, spec, script, found.minimal,
+                                    found.needs_every_batch, engine)
     if as_json:
         click.echo(canonical_json(doc))
     else:
         click.echo("\n".join(describe(doc)))
-    verdict_status(found.verdict == "PASS" and found.nondeterministic is None)
+    verdict_status(found.verdict == "PASS" and not found.nondeterministic)
+
+
+@dataclass(frozen=True)
+class _Explained:
+    """What `explain` prints of an explanation, as plain data: it crosses a process boundary."""
+
+    document: dict[str, JSON]  # without its repro
+    verdict: str
+    nondeterministic: bool
+    minimal: Schedule | None
+    needs_every_batch: bool
+
+
+def _explained(task: str, script: str, kind: str | None, seed: int | None, budget: int,
+               limits: Limits, engine: EngineName) -> _Explained | None:
+    """The explanation of the first failing point of a default grade (or of the one asked
+    for); None when it passes. Run by `explain` in a bounded child process."""
+    from arrivalbench import explain as explaining
+
+    spec = load_spec(task)
+    picked = explaining.pick(spec, script, kind, seed, limits, engine)
+    if picked is None:
+        return None
+    found = explaining.explain(spec, script, *picked, budget, limits, engine=engine)
+    return _Explained(found.document(), found.verdict, found.nondeterministic is not None,
+                      None if found.shrunk is None else found.shrunk.schedule,
+                      found.needs_every_batch)
 
 
 def explain_study(results: Path, budget: int, arms: Sequence[str], limits: Limits,

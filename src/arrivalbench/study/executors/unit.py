@@ -40,6 +40,7 @@ class Unit:
     measure: bool = False  # also measure the replay's cost
     engine: EngineName = DEFAULT_ENGINE  # the engine the artifact runs on
     limits: Limits = Limits()  # not part of the verdict's key: the harness's configuration
+    every_batch: bool = False  # also compare the target after every completed run
 
     def where(self) -> str:
         return f"grading {self.task} {self.schedule} seed {self.seed}"
@@ -159,7 +160,8 @@ def compute(unit: Unit) -> Result:
     artifact = _artifact(unit, spec)
     # On snapshot, once per artifact, one more replay for the nondeterminism check.
     graded = grade_point(spec, artifact, Point(unit.schedule, unit.seed), unit.limits,
-                         measure=unit.measure, engine_name=unit.engine)
+                         every_batch=unit.every_batch, measure=unit.measure,
+                         engine_name=unit.engine)
     outcome, found = graded.outcome, graded.nondeterministic
     wall = time.perf_counter() - start
     return Result(graded.verdict, wall, outcome.engine_seconds, peak_rss(),
