@@ -6,6 +6,7 @@ import io
 import os
 import signal
 import threading
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -72,3 +73,27 @@ def test_an_interrupted_command_leaves_its_callers_ctrl_c_alone(
     assert stopped.value.code == 130
     assert capsys.readouterr().err.strip() == "arrivalbench: interrupted"
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_sigterm_during_a_dbt_grade_cleans_up_and_exits_130(tmp_path: Path) -> None:
+    """SIGTERM stops `grade` as Ctrl-C does: the stack unwinds, the dbt child's scratch folder
+    goes with it (nothing is left for the next start to sweep), and the status is 130."""
+    pytest.importorskip("dbt.cli.main")
+    import subprocess
+    import sys
+    import time
+
+    examples = Path(__file__).resolve().parent.parent / "examples" / "dbt"
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    command = [sys.executable, "-c", "from arrivalbench.cli import main; main()", "grade",
+               str(examples / "passing"), "--task", "ad_clicks_clean"]
+    grader = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+    scratch = tmp_path / "arrivalbench-dbt"
+    deadline = time.monotonic() + 120
+    while not (scratch.is_dir() and any(scratch.iterdir())):
+        assert grader.poll() is None and time.monotonic() < deadline
+        time.sleep(0.2)
+    grader.send_signal(signal.SIGTERM)
+    assert grader.wait(60) == 130
+    assert not any(scratch.iterdir())

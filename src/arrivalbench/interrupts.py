@@ -28,6 +28,11 @@ def check() -> None:
         raise KeyboardInterrupt
 
 
+def stop(_signum: int, _frame: FrameType | None) -> None:
+    """A signal handler for a polite stop (SIGTERM): unwind as Ctrl-C does."""
+    raise KeyboardInterrupt
+
+
 def _on_sigint(_signum: int, _frame: FrameType | None) -> None:
     global _pressed
     _pressed = True

@@ -5,9 +5,12 @@ console entry point (`arrivalbench.cli:main`)."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import click
 
@@ -34,6 +37,25 @@ __all__ = ["BAD_INPUT", "BROKEN_PIPE", "BUG", "DONE", "FOUND", "INTERRUPTED", "a
 def main(argv: Sequence[str] | None = None) -> None:
     """Run a command; exit with one of the statuses above. Bad input: one line on standard
     error. A bug: its traceback, a line saying it is a bug and where to report it."""
+    with _sigterm_stops_politely():
+        _main(argv)
+
+
+@contextmanager
+def _sigterm_stops_politely() -> Iterator[None]:
+    """SIGTERM (`kill`, a scheduler's stop) as Ctrl-C: the stack unwinds, so dbt children's
+    scratch folders and PostgreSQL servers go with it, and the exit status is 130."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, interrupts.stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: Sequence[str] | None) -> None:
     try:
         app.main(args=argv, prog_name="arrivalbench", standalone_mode=False,
                  obj={"argv": None if argv is None else ["arrivalbench", *argv]})
