@@ -248,3 +248,57 @@ def test_show_schedule_prints_a_batch_plan(capsys: pytest.CaptureFixture[str],
     assert "orders:" in out
     # one line per run, numbered from 0
     assert all(f"│ {i:>3} │" in out or f"│ {i} │" in out for i in range(len(plan.batches)))
+
+
+def test_after_the_table_the_next_step_is_the_explain_command_of_the_first_failure(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, _err = run(capsys, monkeypatch, "grade", NO_DEDUP, "--task", TASK, *SMALL,
+                          "--timeout", "7")
+    assert code == 1
+    assert out.rstrip().splitlines()[-1] == (
+        f"next: arrivalbench explain {NO_DEDUP} --task {TASK} --schedule duplicates --seed 0 "
+        "--timeout 7")
+    assert "clean batches" not in out  # its controls pass
+
+
+def test_a_passing_grade_says_no_next_step(capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, _err = run(capsys, monkeypatch, "grade", GOLD, "--task", TASK, "--schedule",
+                          "in_order", "--seeds", "1")
+    assert code == 0 and "next:" not in out and "clean batches" not in out
+
+
+def test_a_failing_control_says_the_pipeline_is_wrong_on_clean_batches(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    broken = tmp_path / "half.sql"  # keeps the first batch's rows only: wrong on any schedule
+    broken.write_text(GOLD.read_text(encoding="utf-8") + "\nDELETE FROM main.daily_store_revenue "
+                      "WHERE store_id % 2 = 0;\n", encoding="utf-8")
+    code, out, _err = run(capsys, monkeypatch, "grade", broken, "--task", TASK, "--schedule",
+                          "in_order", "--schedule", "trickle", "--seeds", "1")
+    assert code == 1
+    assert ("in_order and trickle fail: controls deliver every record once, with no hazard, so "
+            "the pipeline is wrong even on clean batches; fix that first") in out
+    assert "--schedule in_order --seed 0" in out.splitlines()[-1]
+
+
+def test_cost_marks_replays_over_the_budget_and_keeps_the_exit_status(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    task = tmp_path / TASK
+
+    shutil.copytree(resolve(TASK), task)
+    yaml = task / "task.yaml"
+    yaml.write_text(yaml.read_text(encoding="utf-8").rstrip() +
+                    "\nbudget:\n  read_amplification: 0.5\n", encoding="utf-8")
+    code, out, _err = run(capsys, monkeypatch, "grade", GOLD, "--task", task, "--schedule",
+                          "trickle", "--seeds", "1", "--cost")
+    assert code == 0  # cost is not correctness
+    assert " over" in out
+    assert "1 replay over the task's read budget of 0.5 rows read per record delivered" in out
+    code, out, _err = run(capsys, monkeypatch, "grade", GOLD, "--task", TASK, "--schedule",
+                          "in_order", "--seeds", "1", "--cost")
+    assert code == 0 and " over" not in out.split("cost (rows")[1].split("every replay")[0]
+    assert "every replay within the task's read budget" in out

@@ -25,6 +25,7 @@ from rich.text import Text
 from arrivalbench import interrupts, words
 from arrivalbench.core.engine import duckdb as duckdb_engine
 from arrivalbench.core.engine.cost import Cost
+from arrivalbench.core.grading import CHECKED_CONTROLS
 from arrivalbench.core.schedules import KINDS, Schedule
 from arrivalbench.core.task import TaskSpec
 from arrivalbench.core.values import JSON
@@ -259,19 +260,33 @@ def grade_document(spec: TaskSpec, verdicts: Sequence[Verdict],
     }
 
 
-def cost_table(verdicts: Sequence[Verdict], costs: Sequence[Cost | None]) -> Table:
-    """Rows read and written and read amplification per replay."""
-    table = Table(title="cost (rows of tables in main)", title_justify="left")
+def cost_table(verdicts: Sequence[Verdict], costs: Sequence[Cost | None],
+               over: Sequence[bool] = (), budget: float | None = None) -> RenderableType:
+    """Rows read and written and read amplification per replay; with `over` (one per verdict)
+    and the task's `budget`, the replays over it marked and counted in the caption."""
+    table = Table(title="cost (rows of tables in main)", title_justify="left",
+                  caption_justify="left")
     for name in ("schedule", "seed", "rows read", "rows written", "records",
                  "read amplification"):
         table.add_column(name, justify="left" if name == "schedule" else "right")
-    for v, cost in zip(verdicts, costs, strict=True):
+    marked = list(over) or [False] * len(verdicts)
+    for v, cost, beyond in zip(verdicts, costs, marked, strict=True):
         if cost is None:
             continue
         amplification = f"{cost.read_amplification:.2f}" + ("" if cost.complete else
                                                              " (incomplete)")
         table.add_row(v.schedule, str(v.seed), f"{cost.rows_read:,}",
-                      f"{cost.rows_written:,}", f"{cost.records:,}", amplification)
+                      f"{cost.rows_written:,}", f"{cost.records:,}",
+                      Text(amplification + " over", style="bold red") if beyond
+                      else amplification)
+    if budget is not None:
+        beyond_count = sum(marked)
+        table.caption = (
+            f"{count(beyond_count, 'replay')} over the task's read budget of {budget:g} rows "
+            "read per record delivered (the exit status does not count cost: it is not "
+            "correctness)" if beyond_count else
+            f"every replay within the task's read budget of {budget:g} rows read per record "
+            "delivered")
     return table
 
 
@@ -291,6 +306,23 @@ def grade_table(spec: TaskSpec, pipeline: Path, verdicts: Sequence[Verdict]) -> 
     tally: Counter[str] = Counter(v.status for v in verdicts)
     table.caption = "  ".join(f"{k} {tally[k]}" for k in STYLE if tally[k])
     return Group(Text(f"{pipeline} on {spec.id}"), table)
+
+
+def next_steps(verdicts: Sequence[Verdict], explain: str | None) -> list[str]:
+    """What to do after a grade's table: a failing control first (no hazard is needed to break
+    the pipeline), then the command that explains the first failure (`explain`, None when there
+    is none to give)."""
+    lines = []
+    controls = list(dict.fromkeys(v.schedule for v in verdicts
+                                  if v.schedule in CHECKED_CONTROLS and v.status != "PASS"))
+    if controls:
+        lines.append(f"{' and '.join(controls)} {'fails' if len(controls) == 1 else 'fail'}: "
+                     f"{'a control delivers' if len(controls) == 1 else 'controls deliver'} "
+                     "every record once, with no hazard, so the pipeline is wrong even on "
+                     "clean batches; fix that first")
+    if explain is not None:
+        lines.append(f"next: {explain}")
+    return lines
 
 
 def failure_details(verdicts: Sequence[Verdict]) -> list[RenderableType]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from arrivalbench.core.grading import grade_artifact, plan
 from arrivalbench.core.schedules import KINDS
 from arrivalbench.core.task import load_spec
 from arrivalbench.core.values import canonical_json
+from arrivalbench.core.verdict import Verdict
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.explain import DEFAULT_BUDGET as EXPLAIN_BUDGET
 from arrivalbench.sql.syntax import parse_problem
@@ -122,13 +124,37 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
                                      "replay is an ERROR"), style=render.STYLE["ERROR"]))
         out.print(render.grade_table(spec, pipeline, verdicts))
         if measure:
-            out.print(render.cost_table(verdicts, costs))
+            from arrivalbench.corpus.budget import within
+
+            out.print(render.cost_table(
+                verdicts, costs, [c is not None and not within(c, spec.budget) for c in costs],
+                spec.budget.read_amplification))
         for block in [] if problem is not None else render.failure_details(verdicts):
             out.print(block)
+        explainable = script is not None and plan_file is None
+        for line in render.next_steps(verdicts, explain_line(
+                pipeline, task, verdicts, timeout, engine) if explainable else None):
+            # soft_wrap: a command stays one line to copy, whatever the width
+            out.print(printable(line), markup=False, highlight=False, soft_wrap=True)
     if differing is not None:
         click.echo(f"warning: {words.NONDETERMINISTIC}", err=True)
     verdict_status(all(v.status == "PASS" for v in verdicts) and differing is None)
 
+
+def explain_line(pipeline: Path, task: str, verdicts: Sequence[Verdict], timeout: float,
+                 engine: EngineName) -> str | None:
+    """The `explain` command that reproduces the first failing verdict: the same pipeline, task,
+    schedule, seed, statement timeout and engine; None when every verdict passes."""
+    first = next((v for v in verdicts if v.status != "PASS"), None)
+    if first is None:
+        return None
+    argv = ["arrivalbench", "explain", str(pipeline), "--task", task, "--schedule",
+            first.schedule, "--seed", str(first.seed)]
+    if timeout != Limits.statement_seconds:
+        argv += ["--timeout", f"{timeout:g}"]
+    if engine != DEFAULT_ENGINE:
+        argv += ["--engine", engine]
+    return shlex.join(argv)
 
 
 # -- explain (one failure, made small) -----------------------------------------------------------
