@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -308,21 +309,40 @@ def grade_table(spec: TaskSpec, pipeline: Path, verdicts: Sequence[Verdict]) -> 
     return Group(Text(f"{pipeline} on {spec.id}"), table)
 
 
-def next_steps(verdicts: Sequence[Verdict], explain: str | None) -> list[str]:
-    """What to do after a grade's table: a failing control first (no hazard is needed to break
-    the pipeline), then the command that explains the first failure (`explain`, None when there
-    is none to give)."""
-    lines = []
+def command_lines(lead: str, argv: Sequence[str], width: int) -> list[str]:
+    """A shell command in lines of at most `width` (unless one word is longer), continued with
+    a backslash, so that it fits the terminal and still pastes as one command; an option stays
+    on the line of its value."""
+    words_: list[str] = []
+    for word in map(shlex.quote, argv):
+        if words_ and words_[-1].startswith("--") and " " not in words_[-1] and \
+                not word.startswith("--"):
+            words_[-1] += " " + word
+        else:
+            words_.append(word)
+    if not words_:
+        return []
+    lines = [lead + words_[0]]
+    for word in words_[1:]:
+        if len(lines[-1]) + 1 + len(word) + 2 <= width:
+            lines[-1] += " " + word
+        else:
+            lines[-1] += " \\"
+            lines.append("  " + word)
+    return lines
+
+
+def control_advice(verdicts: Sequence[Verdict]) -> str | None:
+    """After a grade's table, when a control is not PASS: no hazard is needed to break the
+    pipeline, so that comes first."""
     controls = list(dict.fromkeys(v.schedule for v in verdicts
                                   if v.schedule in CHECKED_CONTROLS and v.status != "PASS"))
-    if controls:
-        lines.append(f"{' and '.join(controls)} {'fails' if len(controls) == 1 else 'fail'}: "
-                     f"{'a control delivers' if len(controls) == 1 else 'controls deliver'} "
-                     "every record once, with no hazard, so the pipeline is wrong even on "
-                     "clean batches; fix that first")
-    if explain is not None:
-        lines.append(f"next: {explain}")
-    return lines
+    if not controls:
+        return None
+    return (f"{' and '.join(controls)} {'fails' if len(controls) == 1 else 'fail'}: "
+            f"{'a control delivers' if len(controls) == 1 else 'controls deliver'} every "
+            "record once, with no hazard, so the pipeline is wrong even on clean batches; fix "
+            "that first")
 
 
 def failure_details(verdicts: Sequence[Verdict]) -> list[RenderableType]:
