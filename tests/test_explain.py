@@ -74,7 +74,7 @@ def test_the_repro_bundle_reproduces(capsys: pytest.CaptureFixture[str], tiny_di
     code, out, err = cli(capsys, *command[1:], "--json")
     assert code == 1, err
     verdict = json.loads(out)["verdicts"][0]
-    assert verdict["schedule"] == "plan" and verdict["verdict"] == "FAIL"
+    assert verdict["schedule"] == "crash_retry" and verdict["verdict"] == "FAIL"  # its origin
     assert (out_dir / "log" / "orders.jsonl").read_text().count("\n") == \
         doc["minimal"]["records"]
 

@@ -21,6 +21,7 @@ from arrivalbench.core.engine import duckdb as engine
 from arrivalbench.core.grading import schedule
 from arrivalbench.core.task import load_spec, resolve
 from arrivalbench.core.values import digest
+from conftest import TINY_GOLD, TINY_REFERENCE, write_task
 
 GOLDEN = Path(__file__).parent / "golden" / "grade_no_dedup.json"
 TASK = "store_daily_revenue"
@@ -130,6 +131,15 @@ def _bad_inputs(tmp: Path) -> dict[str, tuple[list[str | Path], str]]:
     broken = tmp / "broken_task"
     broken.mkdir()
     (broken / "task.yaml").write_text("id: broken_task\ntitle: [unclosed\n")
+    comments = tmp / "comments.sql"
+    comments.write_text("-- to do\n;;\n/* later */ ;\n")
+    no_batches = tmp / "empty_plan.json"
+    no_batches.write_text('{"batches": []}')
+    plan_file = tmp / "plan.json"
+    plan_file.write_text('{"batches": [{"records": []}]}')
+    tiny_gold = tmp / "tiny.sql"
+    tiny_gold.write_text(TINY_GOLD)
+    twice = write_task(tmp / "twice", reference=TINY_REFERENCE + "UNION ALL SELECT 'a', 1, 1\n")
     return {
         "unknown task": (["grade", GOLD, "--task", "no_such_task"], "'no_such_task'"),
         "missing file": (["grade", tmp / "absent.sql", "--task", TASK], "absent.sql"),
@@ -145,13 +155,41 @@ def _bad_inputs(tmp: Path) -> dict[str, tuple[list[str | Path], str]]:
                                            "schema_evolution"], "schema_evolution"),
         "show unknown task": (["show", "no_such_task"], "'no_such_task'"),
         "show unknown schedule": (["show", TASK, "--schedule", "sideways"], "'sideways'"),
+        "missing task folder": (["grade", GOLD, "--task", "./my_task/"],
+                                "./my_task/: no such folder"),
+        "file as task": (["grade", GOLD, "--task", GOLD], f"{GOLD}: is a file, not a task"),
+        "task.yaml as task": (["show", resolve(TASK) / "task.yaml"],
+                              f"is a file, not a task; give a built-in id or its folder "
+                              f"{resolve(TASK)}"),
+        "only comments": (["grade", comments, "--task", TASK],
+                          "comments.sql: holds no SQL statement (only comments or semicolons)"),
+        "explain only comments": (["explain", comments, "--task", TASK],
+                                  "comments.sql: holds no SQL statement"),
+        "plan of no batches": (["grade", GOLD, "--task", TASK, "--plan", no_batches],
+                               "batches is empty"),
+        "schedule typo": (["grade", GOLD, "--task", TASK, "--schedule", "duplicate"],
+                          "did you mean duplicates?"),
+        "explain schedule typo": (["explain", GOLD, "--task", TASK, "--schedule", "trikle"],
+                                  "did you mean trickle?"),
+        "show schedule typo": (["show", TASK, "--schedule", "backfil"], "did you mean backfill?"),
+        "show seed without schedule": (["show", TASK, "--seed", "1"],
+                                       "--seed picks a schedule's seed: give --schedule"),
+        "plan with seeds": (["grade", GOLD, "--task", TASK, "--plan", plan_file, "--seeds", "3"],
+                            "leave out --seeds"),
+        "reference not unique": (["grade", tiny_gold, "--task", twice],
+                                 "reference.sql: not unique on the target key (shop): 1 key "
+                                 'repeat, e.g. ["a"]'),
     }
 
 
 BAD_INPUTS = ["unknown task", "missing file", "empty file", "non-UTF-8 file", "broken task.yaml",
               "seeds 0", "seeds x", "unknown schedule", "folder as script",
               "schedule the task cannot take",
-              "show unknown task", "show unknown schedule"]
+              "show unknown task", "show unknown schedule", "missing task folder", "file as task",
+              "task.yaml as task", "only comments", "explain only comments",
+              "plan of no batches", "schedule typo", "explain schedule typo",
+              "show schedule typo", "show seed without schedule", "plan with seeds",
+              "reference not unique"]
 
 
 @pytest.mark.parametrize("case", BAD_INPUTS)
@@ -248,3 +286,76 @@ def test_show_schedule_prints_a_batch_plan(capsys: pytest.CaptureFixture[str],
     assert "orders:" in out
     # one line per run, numbered from 0
     assert all(f"│ {i:>3} │" in out or f"│ {i} │" in out for i in range(len(plan.batches)))
+
+
+def test_after_the_table_the_next_step_is_the_explain_command_of_the_first_failure(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, _err = run(capsys, monkeypatch, "grade", NO_DEDUP, "--task", TASK, *SMALL,
+                          "--timeout", "7")
+    assert code == 1
+    assert out.rstrip().splitlines()[-1] == (
+        f"next: arrivalbench explain {NO_DEDUP} --task {TASK} --schedule duplicates --seed 0 "
+        "--timeout 7")
+    assert "clean batches" not in out  # its controls pass
+
+
+def test_a_passing_grade_says_no_next_step(capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, _err = run(capsys, monkeypatch, "grade", GOLD, "--task", TASK, "--schedule",
+                          "in_order", "--seeds", "1")
+    assert code == 0 and "next:" not in out and "clean batches" not in out
+
+
+def test_a_failing_control_says_the_pipeline_is_wrong_on_clean_batches(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    broken = tmp_path / "half.sql"  # keeps the first batch's rows only: wrong on any schedule
+    broken.write_text(GOLD.read_text(encoding="utf-8") + "\nDELETE FROM main.daily_store_revenue "
+                      "WHERE store_id % 2 = 0;\n", encoding="utf-8")
+    code, out, _err = run(capsys, monkeypatch, "grade", broken, "--task", TASK, "--schedule",
+                          "in_order", "--schedule", "trickle", "--seeds", "1")
+    assert code == 1
+    assert ("in_order and trickle fail: controls deliver every record once, with no hazard, so "
+            "the pipeline is wrong even on clean batches; fix that first") in out
+    assert "--schedule in_order --seed 0" in out.splitlines()[-1]
+
+
+def test_cost_marks_replays_over_the_budget_and_keeps_the_exit_status(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    task = tmp_path / TASK
+
+    shutil.copytree(resolve(TASK), task)
+    yaml = task / "task.yaml"
+    yaml.write_text(yaml.read_text(encoding="utf-8").rstrip() +
+                    "\nbudget:\n  read_amplification: 0.5\n", encoding="utf-8")
+    code, out, _err = run(capsys, monkeypatch, "grade", GOLD, "--task", task, "--schedule",
+                          "trickle", "--seeds", "1", "--cost")
+    assert code == 0  # cost is not correctness
+    assert " over" in out
+    assert "1 replay over the task's read budget of 0.5 rows read per record delivered" in out
+    code, out, _err = run(capsys, monkeypatch, "grade", GOLD, "--task", TASK, "--schedule",
+                          "in_order", "--seeds", "1", "--cost")
+    assert code == 0 and " over" not in out.split("cost (rows")[1].split("every replay")[0]
+    assert "every replay within the task's read budget" in out
+
+
+def test_a_plan_from_show_keeps_its_schedule_and_seed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, _err = run(capsys, monkeypatch, "show", TASK, "--schedule", "crash_retry",
+                          "--seed", "1", "--json")
+    assert code == 0
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(out, encoding="utf-8")
+    code, out, _err = run(capsys, monkeypatch, "grade", NO_DEDUP, "--task", TASK, "--plan",
+                          plan_file, "--json")
+    assert code == 1
+    [verdict] = json.loads(out)["verdicts"]
+    assert (verdict["schedule"], verdict["seed"], verdict["verdict"]) == (
+        "crash_retry", 1, "FAIL")
+    generated = json.loads(run(capsys, monkeypatch, "grade", NO_DEDUP, "--task", TASK,
+                               "--schedule", "crash_retry", "--seeds", "2", "--json")[1])
+    assert verdict["detail"] == generated["verdicts"][1]["detail"]

@@ -47,7 +47,7 @@ batches = st.lists(st.builds(
     lambda refs, abort: Batch(tuple(("orders", r) for r in refs), *abort),
     st.lists(rows, max_size=6),
     st.one_of(st.just((None, None)), st.integers(1, 5).map(lambda k: (None, k)),
-              st.floats(0.01, 1.0).map(lambda s: (s, None)))), max_size=6)
+              st.floats(0.01, 1.0).map(lambda s: (s, None)))), min_size=1, max_size=6)
 
 
 @PROPERTY
@@ -105,8 +105,14 @@ def _batch(**changes: Any) -> list[dict[str, Any]]:
     (_plan(colour=1), "unknown key 'colour'"),
     (_plan(plan=7), "plan version 7"),
     (_plan(task="other"), "plan for task 'other'"),
-    (_plan(seed=-1), "seed -1"),
-    (_plan(batches={}), "batches must be a list"),
+    (_plan(seed=-1), "seed must be a whole number of at least 0, got the number -1"),
+    (_plan(seed="1"), "seed must be a whole number of at least 0, got the string '1'"),
+    (_plan(schedule=3), "schedule must be a string, got the number 3"),
+    (_plan(batches={}), "batches must be a list of batch objects, got an object"),
+    (_plan(batches=[]), "batches is empty; a plan delivers at least one batch"),
+    (_plan(batches=[{"batch": "0", "records": []}]),
+     "batches[0]: batch must be a whole number, got the string '0'"),
+    (_plan(batches=_batch(records="all")), "records must be a list, got the string 'all'"),
     (_plan(batches=[{"batch": 1, "records": []}]), "batch number 1 is out of order"),
     (_plan(batches=_batch(records=[{"source": "orders", "key": {"order_id": 99}}])),
      "unknown record key {\"order_id\":99}"),
@@ -115,8 +121,12 @@ def _batch(**changes: Any) -> list[dict[str, Any]]:
     (_plan(batches=_batch(records=[{"source": "orders", "key": {"id": 1}}])),
      "must give exactly the record key of orders: order_id"),
     (_plan(batches=_batch(records=[["orders", 1]])), "a record is"),
-    (_plan(batches=_batch(abort={"after_statement": 0})), "abort after statement 0"),
-    (_plan(batches=_batch(abort={"share": 1.5})), "abort share 1.5"),
+    (_plan(batches=_batch(abort={"after_statement": 0})),
+     "abort after_statement must be a statement number of at least 1, got the number 0"),
+    (_plan(batches=_batch(abort={"after_statement": True})), "got the boolean true"),
+    (_plan(batches=_batch(abort={"share": 1.5})),
+     "abort share must be a number in (0, 1], 1 being after the last statement, got the "
+     "number 1.5"),
     (_plan(batches=_batch(abort="late")), "abort \"late\""),
     (_plan(batches=_batch(wait=1)), "unknown key 'wait'"),
     (_plan(evolution_from=0), "declares no evolution column"),

@@ -292,3 +292,19 @@ def test_progress_bar_renders_rate_and_counts() -> None:
     assert "grading: 7 replays already graded, 3 to go" in final
     assert "PASS 2" in final and "FAIL 1" in final and "/s" in final
     assert "ETA" in final
+
+
+@pytest.mark.parametrize("ddl", ["CREATE TABLE mine (x INTEGER)",
+                                 "CREATE SCHEMA raw; CREATE TABLE raw.mine (x INTEGER)",
+                                 "CREATE VIEW mine AS SELECT 1 AS x"])
+def test_run_never_writes_into_a_database_it_did_not_create(
+        tmp_path: Path, tiny_dir: Path, capsys: pytest.CaptureFixture[str], ddl: str) -> None:
+    other = tmp_path / "other.duckdb"
+    duckdb.connect(str(other)).execute(ddl).close()
+    before = other.read_bytes()
+    code, out, err = cli(capsys, "run", "--arm", "gold", "--task", str(tiny_dir), "--seeds", "1",
+                         "--results", str(other))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "not a results file written by arrivalbench" in err
+    assert str(other) in err
+    assert other.read_bytes() == before

@@ -8,6 +8,8 @@ something). Messages name values, never command-line flags: the same functions s
 Inspect and Python callers.
 """
 
+from collections.abc import Iterable
+
 # Where a bug is reported; printed under the traceback of an internal error.
 REPORT_BUGS = ("the ArrivalBench issue tracker, with the command line and the traceback above")
 
@@ -22,6 +24,15 @@ class TaskError(ArrivalBenchError):
 
 class ScriptError(ArrivalBenchError):
     """A pipeline script that cannot be read."""
+
+
+def did_you_mean(text: str, choices: Iterable[str]) -> str:
+    """"did you mean a or b? " for the names close to a misspelt `text`, else "": the one
+    suggestion every name a user types (a task id, a schedule) gets."""
+    import difflib
+
+    close = difflib.get_close_matches(text, list(choices), n=3, cutoff=0.5)
+    return f"did you mean {' or '.join(close)}? " if close else ""
 
 
 def missing_extra(feature: str, extra: str, module: str | None = None) -> ArrivalBenchError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -25,6 +26,7 @@ from rich.text import Text
 from arrivalbench import interrupts, words
 from arrivalbench.core.engine import duckdb as duckdb_engine
 from arrivalbench.core.engine.cost import Cost
+from arrivalbench.core.grading import CHECKED_CONTROLS
 from arrivalbench.core.schedules import KINDS, Schedule
 from arrivalbench.core.task import TaskSpec
 from arrivalbench.core.values import JSON
@@ -259,19 +261,33 @@ def grade_document(spec: TaskSpec, verdicts: Sequence[Verdict],
     }
 
 
-def cost_table(verdicts: Sequence[Verdict], costs: Sequence[Cost | None]) -> Table:
-    """Rows read and written and read amplification per replay."""
-    table = Table(title="cost (rows of tables in main)", title_justify="left")
+def cost_table(verdicts: Sequence[Verdict], costs: Sequence[Cost | None],
+               over: Sequence[bool] = (), budget: float | None = None) -> RenderableType:
+    """Rows read and written and read amplification per replay; with `over` (one per verdict)
+    and the task's `budget`, the replays over it marked and counted in the caption."""
+    table = Table(title="cost (rows of tables in main)", title_justify="left",
+                  caption_justify="left")
     for name in ("schedule", "seed", "rows read", "rows written", "records",
                  "read amplification"):
         table.add_column(name, justify="left" if name == "schedule" else "right")
-    for v, cost in zip(verdicts, costs, strict=True):
+    marked = list(over) or [False] * len(verdicts)
+    for v, cost, beyond in zip(verdicts, costs, marked, strict=True):
         if cost is None:
             continue
         amplification = f"{cost.read_amplification:.2f}" + ("" if cost.complete else
                                                              " (incomplete)")
         table.add_row(v.schedule, str(v.seed), f"{cost.rows_read:,}",
-                      f"{cost.rows_written:,}", f"{cost.records:,}", amplification)
+                      f"{cost.rows_written:,}", f"{cost.records:,}",
+                      Text(amplification + " over", style="bold red") if beyond
+                      else amplification)
+    if budget is not None:
+        beyond_count = sum(marked)
+        table.caption = (
+            f"{count(beyond_count, 'replay')} over the task's read budget of {budget:g} rows "
+            "read per record delivered (the exit status does not count cost: it is not "
+            "correctness)" if beyond_count else
+            f"every replay within the task's read budget of {budget:g} rows read per record "
+            "delivered")
     return table
 
 
@@ -291,6 +307,42 @@ def grade_table(spec: TaskSpec, pipeline: Path, verdicts: Sequence[Verdict]) -> 
     tally: Counter[str] = Counter(v.status for v in verdicts)
     table.caption = "  ".join(f"{k} {tally[k]}" for k in STYLE if tally[k])
     return Group(Text(f"{pipeline} on {spec.id}"), table)
+
+
+def command_lines(lead: str, argv: Sequence[str], width: int) -> list[str]:
+    """A shell command in lines of at most `width` (unless one word is longer), continued with
+    a backslash, so that it fits the terminal and still pastes as one command; an option stays
+    on the line of its value."""
+    words_: list[str] = []
+    for word in map(shlex.quote, argv):
+        if words_ and words_[-1].startswith("--") and " " not in words_[-1] and \
+                not word.startswith("--"):
+            words_[-1] += " " + word
+        else:
+            words_.append(word)
+    if not words_:
+        return []
+    lines = [lead + words_[0]]
+    for word in words_[1:]:
+        if len(lines[-1]) + 1 + len(word) + 2 <= width:
+            lines[-1] += " " + word
+        else:
+            lines[-1] += " \\"
+            lines.append("  " + word)
+    return lines
+
+
+def control_advice(verdicts: Sequence[Verdict]) -> str | None:
+    """After a grade's table, when a control is not PASS: no hazard is needed to break the
+    pipeline, so that comes first."""
+    controls = list(dict.fromkeys(v.schedule for v in verdicts
+                                  if v.schedule in CHECKED_CONTROLS and v.status != "PASS"))
+    if not controls:
+        return None
+    return (f"{' and '.join(controls)} {'fails' if len(controls) == 1 else 'fail'}: "
+            f"{'a control delivers' if len(controls) == 1 else 'controls deliver'} every "
+            "record once, with no hazard, so the pipeline is wrong even on clean batches; fix "
+            "that first")
 
 
 def failure_details(verdicts: Sequence[Verdict]) -> list[RenderableType]:

@@ -14,10 +14,13 @@ from arrivalbench.cli.app import app
 from arrivalbench.cli.console import out
 from arrivalbench.cli.exits import verdict_status
 from arrivalbench.cli.options import (
+    check_statements,
     engine_option,
     json_option,
     read_script,
+    refuse_unless,
     results_file,
+    schedule_choice,
     seeds_option,
     task_option,
     timeout_option,
@@ -25,9 +28,10 @@ from arrivalbench.cli.options import (
 from arrivalbench.core.engine import DEFAULT_ENGINE, FACTS, EngineName, Limits, backend
 from arrivalbench.core.engine.cost import Cost, check_measurable
 from arrivalbench.core.grading import grade_artifact, plan
-from arrivalbench.core.schedules import KINDS, Schedule
-from arrivalbench.core.task import load_spec
+from arrivalbench.core.schedules import Schedule
+from arrivalbench.core.task import BUILTIN_DIR, TaskSpec, load_spec
 from arrivalbench.core.values import JSON, canonical_json
+from arrivalbench.core.verdict import Verdict
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.explain import DEFAULT_BUDGET as EXPLAIN_BUDGET
 from arrivalbench.sql.syntax import parse_problem
@@ -40,7 +44,7 @@ from arrivalbench.words import count, printable
 @click.option("--select", "select", metavar="MODEL",
               help="For a dbt project: the model graded as the task's target (default: the "
                    "model named after the target).")
-@click.option("--schedule", "kinds", multiple=True, type=click.Choice(KINDS),
+@click.option("--schedule", "kinds", multiple=True, type=schedule_choice(),
               help="Grade only these schedules (repeatable). Default: snapshot, both controls "
                    "and every hazard the task declares.")
 @seeds_option()
@@ -86,12 +90,17 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
                     load_seconds=load_timeout)
     artifact = artifacts.load(pipeline, spec, select, passed_env, limits)
     script = artifact.sql if isinstance(artifact, Script) else None
+    if script is not None:
+        check_statements(pipeline, script, engine)
+    check_reference(spec, limits)
     verdicts = []
     costs: list[Cost | None] = []
     differing: dict[str, object] | None = None
     if plan_file is not None:
         if kinds:
             raise ArrivalBenchError("--plan replays one plan: leave out --schedule")
+        refuse_unless(click.get_current_context(), "seeds", "leave out --seeds",
+                      "counts the seeds of generated schedules; --plan replays one plan")
         if measure:
             raise ArrivalBenchError("--cost measures generated schedules: leave out --plan")
         if script is None:
@@ -141,13 +150,55 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
                                      "replay is an ERROR"), style=render.STYLE["ERROR"]))
         out.print(render.grade_table(spec, pipeline, verdicts))
         if measure:
-            out.print(render.cost_table(verdicts, costs))
+            from arrivalbench.corpus.budget import within
+
+            out.print(render.cost_table(
+                verdicts, costs, [c is not None and not within(c, spec.budget) for c in costs],
+                spec.budget.read_amplification))
         for block in [] if problem is not None else render.failure_details(verdicts):
             out.print(block)
+        explainable = script is not None and plan_file is None
+        advice = render.control_advice(verdicts)
+        if advice is not None:
+            out.print(advice, markup=False, highlight=False)
+        argv = explain_argv(pipeline, task, verdicts, timeout, engine) if explainable else None
+        for line in render.command_lines("next: ", argv or [], out.width):
+            # never folded by the console: the backslashes keep it one command to paste
+            out.print(printable(line), markup=False, highlight=False, soft_wrap=True)
     if differing is not None:
         click.echo(f"warning: {words.NONDETERMINISTIC}", err=True)
     verdict_status(all(v.status == "PASS" for v in verdicts) and differing is None)
 
+
+def check_reference(spec: TaskSpec, limits: Limits) -> None:
+    """A task folder of the user's own whose reference is not one row per target key is bad
+    input here as at the gate: every verdict against it would be meaningless. The built-in
+    tasks pass the gate."""
+    if spec.path.resolve().is_relative_to(BUILTIN_DIR.resolve()):
+        return
+    from arrivalbench.core.replay import expected
+    from arrivalbench.corpus.gate import key_repeats
+
+    repeats = key_repeats(spec, expected(spec, limits))
+    if repeats is not None:
+        raise ArrivalBenchError(f"{spec.path / 'reference.sql'}: {repeats}; make it return one "
+                                "row per target key (or fix the target's key in task.yaml)")
+
+
+def explain_argv(pipeline: Path, task: str, verdicts: Sequence[Verdict], timeout: float,
+                 engine: EngineName) -> list[str] | None:
+    """The `explain` command that reproduces the first failing verdict: the same pipeline, task,
+    schedule, seed, statement timeout and engine; None when every verdict passes."""
+    first = next((v for v in verdicts if v.status != "PASS"), None)
+    if first is None:
+        return None
+    argv = ["arrivalbench", "explain", str(pipeline), "--task", task, "--schedule",
+            first.schedule, "--seed", str(first.seed)]
+    if timeout != Limits.statement_seconds:
+        argv += ["--timeout", f"{timeout:g}"]
+    if engine != DEFAULT_ENGINE:
+        argv += ["--engine", engine]
+    return argv
 
 
 # -- explain (one failure, made small) -----------------------------------------------------------
@@ -156,7 +207,7 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
 @app.command("explain")
 @click.argument("pipeline", type=click.Path(path_type=Path, dir_okay=False), required=False)
 @task_option()
-@click.option("--schedule", "kind", type=click.Choice(KINDS),
+@click.option("--schedule", "kind", type=schedule_choice(),
               help="The schedule to explain. Default: the first failing one of a default grade.")
 @click.option("--seed", type=click.IntRange(min=0),
               help="The seed to explain. Default: the first failing one, 0..4.")
@@ -194,6 +245,7 @@ def explain_command(pipeline: Path | None, task: str | None, kind: str | None, s
         raise ArrivalBenchError("give PIPELINE and --task TASK (or --results FILE)")
     spec = load_spec(task)
     script = read_script(pipeline)
+    check_statements(pipeline, script, engine)
     if kind is not None:
         explaining.check_schedule(spec, kind)
     if out_dir is not None:

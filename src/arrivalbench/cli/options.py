@@ -7,12 +7,14 @@ import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
-from arrivalbench.core.engine import DEFAULT_ENGINE, ENGINES, Limits
+from arrivalbench.core.engine import DEFAULT_ENGINE, ENGINES, EngineName, Failure, Limits, backend
 from arrivalbench.core.grading import DEFAULT_SEEDS
+from arrivalbench.core.schedules import KINDS
+from arrivalbench.errors import ArrivalBenchError, did_you_mean
 from arrivalbench.study.store import DEFAULT_RESULTS
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -21,6 +23,37 @@ F = TypeVar("F", bound=Callable[..., Any])
 # -- options shared by several commands ----------------------------------------------------------
 # One spelling each. `--seed N` is always one seed; `--seeds N` always the count N of seeds
 # 0..N-1 (its metavar and help say so), never a list or a single seed.
+
+
+class Choice(click.Choice):  # type: ignore[type-arg]
+    """`click.Choice` whose refusal of a misspelt name suggests the close ones, as an unknown
+    task id does."""
+
+    def fail(self, message: str, param: click.Parameter | None = None,
+             ctx: click.Context | None = None) -> NoReturn:
+        given = _given_value(message)
+        hint = did_you_mean(given, map(str, self.choices)) if given is not None else ""
+        super().fail(f"{message.rstrip('.')}; {hint.strip()}" if hint else message, param, ctx)
+
+
+def _given_value(message: str) -> str | None:
+    # click's own message quotes the value it refused first: "'duplicate' is not one of ..."
+    if message.startswith("'") and "' is not" in message:
+        return message[1:message.index("' is not")]
+    return None
+
+
+def schedule_choice() -> Choice:
+    return Choice(KINDS)
+
+
+def refuse_unless(ctx: click.Context, name: str, needs: str, why: str) -> None:
+    """Refuse option `name` when given on the command line without what it applies to, as
+    one line naming both (an option that changes nothing must not look as if it did)."""
+    source = ctx.get_parameter_source(name)
+    if source is not None and source != click.core.ParameterSource.DEFAULT:
+        flag = "--" + name.replace("_", "-")
+        raise ArrivalBenchError(f"{flag} {why}: {needs}")
 
 
 def results_option(help: str, dir_okay: bool = False) -> Callable[[F], F]:
@@ -94,3 +127,15 @@ def read_script(path: Path) -> str:
     from arrivalbench.core.artifacts.script import read_script as read
 
     return read(path, what="a .sql script")
+
+
+def check_statements(path: Path, sql: str, engine: EngineName) -> None:
+    """A script of only comments and semicolons is bad input, not a replay of ERRORs. One that
+    does not parse is graded: every replay's ERROR says where it stops."""
+    try:
+        statements = len(backend(engine).split(sql))
+    except Failure:
+        return
+    if statements == 0:
+        raise ArrivalBenchError(f"{path}: holds no SQL statement (only comments or "
+                                "semicolons); a pipeline holds at least one statement")

@@ -17,11 +17,12 @@ from arrivalbench.cli.options import (
     executor_option,
     json_option,
     read_script,
+    refuse_unless,
+    schedule_choice,
     task_option,
     workers_option,
 )
 from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName
-from arrivalbench.core.schedules import KINDS
 from arrivalbench.core.task import builtin_ids, load_spec
 from arrivalbench.core.values import canonical_json
 from arrivalbench.corpus.prompts import DEFAULT_VARIANT, VARIANTS
@@ -42,7 +43,7 @@ def tasks(as_json: bool) -> None:
 
 @app.command()
 @click.argument("task")
-@click.option("--schedule", type=click.Choice(KINDS), help="Print this schedule's batch plan.")
+@click.option("--schedule", type=schedule_choice(), help="Print this schedule's batch plan.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="The seed of --schedule.")
 @click.option("--prompt", "variant", type=click.Choice(VARIANTS),
@@ -57,6 +58,9 @@ def show(task: str, schedule: str | None, seed: int, variant: str | None, as_jso
     from arrivalbench.corpus.prompts import build
 
     spec = load_spec(task)
+    if schedule is None:
+        refuse_unless(click.get_current_context(), "seed", "give --schedule KIND too",
+                      "picks a schedule's seed")
     if as_json and schedule is None:
         raise ArrivalBenchError("--json prints a schedule's plan: give --schedule KIND too")
     if schedule is not None:

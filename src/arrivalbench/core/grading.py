@@ -182,7 +182,9 @@ PLAN_KIND = "plan"  # the schedule name of a verdict on an explicit plan
 
 def grade_plan(spec: TaskSpec, script: str, path: Path, limits: Limits = Limits(),
                every_batch: bool = False, engine_name: EngineName = DEFAULT_ENGINE) -> Verdict:
-    """Replay the explicit plan in `path`; its verdict is filed under schedule `plan`."""
+    """Replay the explicit plan in `path`; its verdict is filed under the schedule and seed the
+    plan names (a plan written by `show --json` keeps its identity), `plan` and 0 when it
+    names none."""
     from arrivalbench.core import plans
 
     sched = plans.load(spec, path)
@@ -193,7 +195,7 @@ def grade_plan(spec: TaskSpec, script: str, path: Path, limits: Limits = Limits(
     if count is not None:
         plans.check_statements(sched, count, str(path))
     expected(spec, limits)
-    return judge(spec, script, sched, PLAN_KIND, 0, limits, every_batch, plan=True,
+    return judge(spec, script, sched, sched.kind, sched.seed, limits, every_batch, plan=True,
                  engine_name=engine_name)[0]
 
 

@@ -37,6 +37,25 @@ class PlanError(ArrivalBenchError):
     """A plan file that is malformed or does not fit its task or pipeline."""
 
 
+def _got(value: object) -> str:
+    """A JSON value with its type, as a plan error names what it got: "the string '0'"."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"the boolean {'true' if value else 'false'}"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, int | float):
+        return f"the number {canonical_json(value)}"
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    return "an object"
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _key_text(values: list[JSON]) -> str:
     # A hand-written plan may quote a number ("17") or not (17): both name the same record.
     return canonical_json([None if v is None else str(v) for v in values])
@@ -113,13 +132,16 @@ def parse(spec: TaskSpec, data: object, where: str = "plan", log: Log | None = N
     kind = data.get("schedule", "plan")
     seed = data.get("seed", 0)
     if not isinstance(kind, str):
-        raise PlanError(f"{where}: schedule {kind!r} must be a string")
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise PlanError(f"{where}: seed {seed!r} must be a whole number of at least 0")
+        raise PlanError(f"{where}: schedule must be a string, got {_got(kind)}")
+    if not _whole(seed) or seed < 0:
+        raise PlanError(f"{where}: seed must be a whole number of at least 0, got {_got(seed)}")
     batches_data = data.get("batches")
     if not isinstance(batches_data, list):
         raise PlanError(f"{where}: batches must be a list of batch objects, got "
-                        f"{batches_data!r}")
+                        f"{_got(batches_data)}")
+    if not batches_data:
+        raise PlanError(f"{where}: batches is empty; a plan delivers at least one batch (a "
+                        "pipeline that never runs has no target to grade)")
     log = log or load_log(spec)
     index = key_index(spec, log)
     batches = tuple(_batch(spec, index, item, number, f"{where}: batches[{number}]")
@@ -129,10 +151,9 @@ def parse(spec: TaskSpec, data: object, where: str = "plan", log: Log | None = N
         if spec.evolution is None:
             raise PlanError(f"{where}: evolution_from {evolution_from!r}, but task {spec.id} "
                             "declares no evolution column; use null")
-        if not isinstance(evolution_from, int) or isinstance(evolution_from, bool) or \
-                not 0 <= evolution_from < max(1, len(batches)):
-            raise PlanError(f"{where}: evolution_from {evolution_from!r} is not a batch of the "
-                            f"plan; give a batch number 0..{max(0, len(batches) - 1)} or null")
+        if not _whole(evolution_from) or not 0 <= evolution_from < len(batches):
+            raise PlanError(f"{where}: evolution_from must be a batch number "
+                            f"0..{len(batches) - 1} or null, got {_got(evolution_from)}")
     return Schedule(kind, seed, batches, evolution_from)
 
 
@@ -144,12 +165,14 @@ def _batch(spec: TaskSpec, index: Mapping[str, Mapping[str, int]], item: object,
     if unknown:
         raise PlanError(f"{where}: unknown key {unknown[0]!r}; allowed: {', '.join(_BATCH)}")
     said = item.get("batch", number)
+    if not _whole(said):
+        raise PlanError(f"{where}: batch must be a whole number, got {_got(said)}")
     if said != number:
         raise PlanError(f"{where}: batch number {said!r} is out of order; number the batches "
                         f"0, 1, 2, ... in delivery order (this one is {number})")
     records = item.get("records", [])
     if not isinstance(records, list):
-        raise PlanError(f"{where}: records must be a list, got {records!r}")
+        raise PlanError(f"{where}: records must be a list, got {_got(records)}")
     refs = tuple(_ref(spec, index, r, f"{where}.records[{i}]") for i, r in enumerate(records))
     abort, abort_at = _abort(item.get("abort"), where)
     return Batch(refs, abort, abort_at)
@@ -182,16 +205,16 @@ def _abort(value: object, where: str) -> tuple[float | None, int | None]:
         return None, None
     if isinstance(value, dict) and list(value) == ["after_statement"]:
         k = value["after_statement"]
-        if isinstance(k, int) and not isinstance(k, bool) and k >= 1:
+        if _whole(k) and k >= 1:
             return None, k
-        raise PlanError(f"{where}: abort after statement {k!r}; give a statement number of "
-                        "at least 1")
+        raise PlanError(f"{where}: abort after_statement must be a statement number of at "
+                        f"least 1, got {_got(k)}")
     if isinstance(value, dict) and list(value) == ["share"]:
         share = value["share"]
         if isinstance(share, int | float) and not isinstance(share, bool) and 0 < share <= 1:
             return float(share), None
-        raise PlanError(f"{where}: abort share {share!r}; give a share in (0, 1], 1 being "
-                        "after the last statement")
+        raise PlanError(f"{where}: abort share must be a number in (0, 1], 1 being after "
+                        f"the last statement, got {_got(share)}")
     raise PlanError(f"{where}: abort {canonical_json(value)}; give null, "
                     "{\"after_statement\": K} or {\"share\": S}")
 

@@ -62,7 +62,7 @@ import sqlglot
 
 from arrivalbench import words
 from arrivalbench.core.checkpoints import delivered, query_over, references_over
-from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Failure, backend
+from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Failure, Table, backend
 from arrivalbench.core.grading import Point, grade, plan_kinds
 from arrivalbench.core.grading import schedule as make_schedule
 from arrivalbench.core.oracle import compare
@@ -232,6 +232,20 @@ def _grade_artifact(spec: TaskSpec, script: str, seeds: Sequence[int],
     return out
 
 
+def key_repeats(spec: TaskSpec, reference: Table) -> str | None:
+    """Why the reference's result is not unique on the target key ("not unique on the target
+    key (..): 2 keys repeat, e.g. .."), or None when it is: the gate's check, and `grade`'s
+    on a user's task folder."""
+    key_at = [i for i, (name, _t) in enumerate(reference.columns)
+              if name.lower() in {k.lower() for k in spec.target.key}]
+    keys = Counter(canonical_json([to_json(row[i]) for i in key_at]) for row in reference.rows)
+    repeated = [k for k, n in keys.items() if n > 1]
+    if not repeated:
+        return None
+    return (f"not unique on the target key ({', '.join(spec.target.key)}): "
+            f"{words.count(len(repeated), 'key')} repeat, e.g. {sorted(repeated)[0]}")
+
+
 def run_job(path: str, artifact: str, seeds: tuple[int, ...] = GATE_SEEDS,
             engine: EngineName = DEFAULT_ENGINE) -> JobResult:
     """Grade one artifact of one task on the gate's plan on `engine`; the gold job also runs
@@ -258,15 +272,9 @@ def _run_job(spec: TaskSpec, artifact: str, seeds: tuple[int, ...],
         return JobResult(spec.id, artifact, tuple(graded), replays=len(graded))
 
     findings: list[Finding] = []
-    key_at = [i for i, (name, _t) in enumerate(reference.columns)
-              if name.lower() in {k.lower() for k in spec.target.key}]
-    keys = Counter(canonical_json([to_json(row[i]) for i in key_at]) for row in reference.rows)
-    repeated = [k for k, n in keys.items() if n > 1]
-    if repeated:
-        findings.append(Finding(spec.id, "reference", f"not unique on the target key "
-                                f"({', '.join(spec.target.key)}): {len(repeated)} key"
-                                f"{'s' if len(repeated) > 1 else ''} repeat, e.g. "
-                                f"{sorted(repeated)[0]}"))
+    repeats = key_repeats(spec, reference)
+    if repeats is not None:
+        findings.append(Finding(spec.id, "reference", repeats))
     findings += independent(spec)
     gold = spec.gold_for(engine)
     graded = _grade_artifact(spec, gold, seeds, every_batch=True, engine=engine)

@@ -103,8 +103,9 @@ def _keep_batches(schedule: Schedule, keep: Sequence[int]) -> Schedule:
 
 
 def _drop_batches(schedule: Schedule, test: _Tester) -> Schedule:
+    # At least one batch: a plan of none is no plan (grade --plan refuses it).
     keep = reduce(range(len(schedule.batches)),
-                  lambda k: test(_keep_batches(schedule, k)))
+                  lambda k: bool(k) and test(_keep_batches(schedule, k)))
     return _keep_batches(schedule, keep)
 
 

@@ -150,7 +150,7 @@ class Store:
         records is judged here: an error of the schema's own SQL is a bug and propagates."""
         found = schema.version_of(self.con)
         if found is None:
-            if read_only or schema.tables(self.con):  # never add tables to another database
+            if read_only or _holds_anything(self.con):  # never add tables to another database
                 raise ArrivalBenchError(f"{self.path}: not a results file written by "
                                         "arrivalbench (it records no schema version)")
             schema.create(self.con)
@@ -475,6 +475,19 @@ def _migrated_copy(con: duckdb.DuckDBPyConnection, path: Path, version: int
     memory.execute("DETACH written")
     schema.migrate(memory, version)
     return memory
+
+
+def _holds_anything(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether a database holds a table, view, sequence, macro or schema of its own, in any
+    schema: a user's tables in `raw` are as much theirs as those in `main`."""
+    return bool(con.execute(
+        "SELECT 1 FROM duckdb_tables() WHERE NOT internal UNION ALL "
+        "SELECT 1 FROM duckdb_views() WHERE NOT internal UNION ALL "
+        "SELECT 1 FROM duckdb_sequences() UNION ALL "
+        "SELECT 1 FROM duckdb_functions() WHERE NOT internal AND database_name <> 'system' "
+        "UNION ALL SELECT 1 FROM duckdb_schemas() WHERE NOT internal "
+        "AND schema_name NOT IN ('main', 'information_schema', 'pg_catalog') LIMIT 1"
+    ).fetchall())
 
 
 def _now() -> dt.datetime:

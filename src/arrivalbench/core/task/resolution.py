@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import functools
 from collections.abc import Iterable
 from pathlib import Path
@@ -10,7 +9,7 @@ from pathlib import Path
 from arrivalbench.core.task.checks import parse
 from arrivalbench.core.task.digest import folder_digest
 from arrivalbench.core.task.spec import TaskSpec
-from arrivalbench.errors import TaskError
+from arrivalbench.errors import TaskError, did_you_mean
 
 BUILTIN_DIR = Path(__file__).parents[2] / "tasks"
 
@@ -30,10 +29,15 @@ def resolve(ref: str | Path) -> Path:
             raise TaskError(f"{path}: no task.yaml in this folder; a task folder holds task.yaml, "
                             "reference.sql, gold.sql and log/")
         return path.resolve()
-    close = difflib.get_close_matches(text, builtin_ids(), n=3, cutoff=0.5)
-    hint = f"did you mean {' or '.join(close)}? " if close else ""
-    raise TaskError(f"unknown task {text!r}: {hint}give a built-in id (list them with "
-                    "'arrivalbench tasks') or a task folder")
+    if path.exists():
+        folder = f"its folder {path.parent}" if path.name == "task.yaml" else \
+            "a folder holding task.yaml"
+        raise TaskError(f"{text}: is a file, not a task; give a built-in id or {folder}")
+    if text != path.name or text.startswith((".", "~")):  # written as a path: meant a folder
+        raise TaskError(f"{text}: no such folder; give a task folder that exists (write one "
+                        "with 'arrivalbench init') or a built-in id")
+    raise TaskError(f"unknown task {text!r}: {did_you_mean(text, builtin_ids())}give a "
+                    "built-in id (list them with 'arrivalbench tasks') or a task folder")
 
 
 def load_specs(refs: Iterable[str | Path]) -> list[TaskSpec]:
