@@ -156,7 +156,8 @@ class RayExecutor:
         remote = ray.remote(num_cpus=1, max_retries=0)(_ray_chunk)
         if isinstance(units[0], Unit):  # a dead worker's verdict needs the task, here
             for task in {(u.task, u.task_digest) for u in units}:
-                unit_spec(*task)
+                with contextlib.suppress(ArrivalBenchError):  # told of its unit, by a worker
+                    unit_spec(*task)
         # Read now, once: the folders may be gone by the time a worker needs them.
         refs = {digest: ray.put(bundle) for digest, bundle in content.bundles(units).items()}
 
