@@ -7,6 +7,7 @@ import ctypes
 import json
 import os
 import random
+import shutil
 import signal
 from collections.abc import Sequence
 from pathlib import Path
@@ -247,3 +248,36 @@ def test_on_ray_an_error_is_blamed_on_the_unit_that_raised(tiny: TaskSpec) -> No
         RayExecutor(1, chunk=4).run([good, culprit], lambda batch: None)
     assert str(raised.value).startswith(f"{culprit.where()}: ")
     assert "late_arrival" in culprit.where() and "late_arrival" not in good.where()
+
+
+# -- content, not paths ----------------------------------------------------------------------
+
+
+def test_a_worker_grades_from_the_content_it_was_sent_once_the_folder_is_gone(
+        tiny: TaskSpec) -> None:
+    from arrivalbench.study.executors import content
+
+    units = units_for(tiny, [tiny.gold_sql], 1, ["in_order", "duplicates"])
+    here = [compute(u).verdict.json() for u in units]
+    sent = content.bundles(units)
+    assert set(sent) == {tiny.digest}
+    shutil.rmtree(tiny.path)
+    fetched: list[str] = []
+
+    def fetch(bundle: content.Bundle) -> content.Bundle:
+        fetched.append(bundle.name)
+        return bundle
+
+    there = [content.localize(u, fetch, sent) for u in units]
+    assert fetched == [tiny.path.name]  # written once per process, then reused
+    assert all(Path(u.task).is_dir() and u.task != str(tiny.path) for u in there)
+    assert [compute(u).verdict.json() for u in there] == here
+
+
+def test_a_builtin_task_the_worker_holds_is_read_from_its_package() -> None:
+    from arrivalbench.study.executors import content
+
+    spec = load_spec("store_daily_revenue")
+    unit = units_for(spec, [spec.gold_sql], 1, ["in_order"])[0]
+    assert content.localize(unit, lambda ref: pytest.fail("fetched"),
+                            {spec.digest: object()}) is unit
