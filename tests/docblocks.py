@@ -76,7 +76,8 @@ def shell(root: Path, command: str) -> subprocess.CompletedProcess[str]:
     env.update(PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
                COLUMNS="80", HTTP_PROXY=closed, HTTPS_PROXY=closed, http_proxy=closed,
                https_proxy=closed, NO_PROXY="", no_proxy="",
-               TIKTOKEN_CACHE_DIR=str(root / ".tiktoken"))
+               TIKTOKEN_CACHE_DIR=str(root / ".tiktoken"),
+               XDG_CACHE_HOME=str(root / ".cache"))  # grade --data's derived tasks
     return subprocess.run(["bash", "-c", command], cwd=root, env=env, capture_output=True,
                           text=True, timeout=900, check=False)
 

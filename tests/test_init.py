@@ -160,3 +160,46 @@ def test_the_command_refuses_a_bad_option_in_one_line(
                           "--target", "t", "--target-key", "k")
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "t").exists()
+
+
+# -- --from-dbt: the task of a dbt project's incremental model -----------------------------------
+
+SHOP = Path(__file__).parent.parent / "examples" / "your_data" / "shop"
+
+
+def test_from_dbt_writes_the_task_with_the_full_refresh_as_reference(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("dbt.cli.main")
+    from conftest import cli
+
+    folder = tmp_path / "shop_task"
+    code, out, err = cli(capsys, "init", str(folder), "--from-dbt", str(SHOP), "--data",
+                         str(SHOP.parent), "--model", "orders_high_water_mark")
+    assert code == 0, err
+    assert f"arrivalbench grade {SHOP} --task {folder}" in out
+    spec = load_spec(folder)
+    assert spec.target.name == "orders_high_water_mark" and spec.target.key == ("order_id",)
+    assert (folder / "log" / "orders.csv").read_bytes() == (SHOP.parent / "orders.csv").read_bytes()
+    reference = (folder / "reference.sql").read_text(encoding="utf-8")
+    assert "-- models/orders_high_water_mark.sql" in reference  # what dbt compiled
+    # Every command works on the folder: its own gold passes, the project fails late arrival.
+    assert {v.status for v, _o in grade_all(spec, spec.gold_sql, plan(spec, 1))} == {"PASS"}
+    code, out, _ = cli(capsys, "grade", str(SHOP), "--task", str(folder), "--schedule",
+                       "late_arrival", "--seeds", "1")
+    assert code == 1 and "FAIL" in out
+
+
+def test_from_dbt_bad_data_is_one_line_and_writes_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("dbt.cli.main")
+    from conftest import cli
+
+    empty = tmp_path / "data"
+    empty.mkdir()
+    (empty / "orders.csv").write_text("order_id,store_id\n1,2\n1,3\n", encoding="utf-8")
+    code, out, err = cli(capsys, "init", str(tmp_path / "t"), "--from-dbt", str(SHOP),
+                         "--data", str(empty), "--model", "orders_by_key")
+    assert code == 2 and out == ""
+    assert "source table orders's record key order_id: not unique in" in err
+    assert len(err.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]

@@ -40,7 +40,13 @@ from arrivalbench.words import count, printable
 
 @app.command()
 @click.argument("pipeline", type=click.Path(path_type=Path))
-@task_option(required=True)
+@task_option("A built-in task id or a task folder (or, for a dbt project, --data).")
+@click.option("--data", "data", type=click.Path(path_type=Path, file_okay=False),
+              help="For a dbt project, instead of --task: a folder with one data file per "
+                   "source table (<table>.csv, .parquet or .jsonl); the model is graded "
+                   "against itself built with --full-refresh over all of it.")
+@click.option("--model", "model", metavar="MODEL",
+              help="With --data: the incremental model to grade (default: the only one).")
 @click.option("--select", "select", metavar="MODEL",
               help="For a dbt project: the model graded as the task's target (default: the "
                    "model named after the target).")
@@ -68,10 +74,10 @@ from arrivalbench.words import count, printable
 @click.option("--load-timeout", type=click.FloatRange(min=0, min_open=True),
               default=Limits.load_seconds, show_default=True,
               help="Seconds loading a dbt project (parse and compile) may take.")
-def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], seeds: int,
-          timeout: float, as_json: bool, every_batch: bool, plan_file: Path | None,
-          measure: bool, engine: EngineName, passed_env: Sequence[str], replay_timeout: float,
-          load_timeout: float) -> None:
+def grade(pipeline: Path, task: str | None, data: Path | None, model: str | None,
+          select: str | None, kinds: Sequence[str], seeds: int, timeout: float, as_json: bool,
+          every_batch: bool, plan_file: Path | None, measure: bool, engine: EngineName,
+          passed_env: Sequence[str], replay_timeout: float, load_timeout: float) -> None:
     """Grade PIPELINE (a .sql script or a dbt project folder) on TASK. Exit 0 if every verdict
     is PASS, 1 otherwise."""
     from arrivalbench.core import artifacts
@@ -85,9 +91,9 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
         on = ", ".join(name for name, f in FACTS.items() if f.runs_dbt)
         raise ArrivalBenchError(f"{pipeline}: a dbt project runs on engine {on} only; grade "
                                 f"it with --engine {on}")
-    spec = load_spec(task)
     limits = Limits(statement_seconds=timeout, replay_seconds=replay_timeout,
                     load_seconds=load_timeout)
+    spec, select = _graded_task(pipeline, task, data, model, select, every_batch, limits)
     artifact = artifacts.load(pipeline, spec, select, passed_env, limits)
     script = artifact.sql if isinstance(artifact, Script) else None
     if script is not None:
@@ -199,6 +205,30 @@ def explain_argv(pipeline: Path, task: str, verdicts: Sequence[Verdict], timeout
     if engine != DEFAULT_ENGINE:
         argv += ["--engine", engine]
     return argv
+
+
+def _graded_task(pipeline: Path, task: str | None, data: Path | None, model: str | None,
+                 select: str | None, every_batch: bool, limits: Limits
+                 ) -> tuple[TaskSpec, str | None]:
+    """The task graded, and the dbt model graded as its target: `--task`'s, or with `--data`
+    the one derived from the project and its data."""
+    if data is None:
+        if task is None:
+            raise ArrivalBenchError("give --task TASK (or, for a dbt project, --data DIR)")
+        if model is not None:
+            raise ArrivalBenchError("--model goes with --data; on a task, --select MODEL")
+        return load_spec(task), select
+    if task is not None or select is not None:
+        raise ArrivalBenchError("--data derives the task from the project: leave out "
+                                "--task and --select (--model names the model)")
+    if every_batch:
+        raise ArrivalBenchError("--every-batch needs the full refresh over every prefix of "
+                                "the data; with --data only the final table is checked: "
+                                "leave it out, or init a task folder from the project")
+    from arrivalbench.corpus.init import derived
+
+    spec = derived(pipeline, data, model, limits)
+    return spec, spec.target.name
 
 
 # -- explain (one failure, made small) -----------------------------------------------------------

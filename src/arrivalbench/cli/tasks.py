@@ -154,31 +154,62 @@ def _columns(text: str) -> list[str]:
               help="The record key of a source: one record of the log; repeatable.")
 @click.option("--event-time", "event_times", multiple=True, metavar="NAME=COL",
               help="The event time of a source (allows lateness, order and backfill hazards).")
-@click.option("--reference", type=click.Path(path_type=Path, dir_okay=False), required=True,
+@click.option("--reference", type=click.Path(path_type=Path, dir_okay=False),
               help="A .sql file with one SELECT over the sources by their bare names.")
-@click.option("--target", required=True, help="The name of the table the pipeline keeps.")
-@click.option("--target-key", required=True, metavar="COL[,COL]",
+@click.option("--target", help="The name of the table the pipeline keeps.")
+@click.option("--target-key", metavar="COL[,COL]",
               help="The target's grain: one row per value of these columns.")
+@click.option("--from-dbt", "project", type=click.Path(path_type=Path, file_okay=False),
+              help="Instead of the options above: the task of a dbt project's incremental "
+                   "model, with the model built with --full-refresh over --data as reference.")
+@click.option("--data", type=click.Path(path_type=Path, file_okay=False),
+              help="With --from-dbt: one data file per source table (<table>.csv, ...).")
+@click.option("--model", metavar="MODEL",
+              help="With --from-dbt: the incremental model (default: the only one).")
 def init_command(folder: Path, sources: Sequence[str], keys: Sequence[str],
-                 event_times: Sequence[str], reference: Path, target: str,
-                 target_key: str) -> None:
+                 event_times: Sequence[str], reference: Path | None, target: str | None,
+                 target_key: str | None, project: Path | None, data: Path | None,
+                 model: str | None) -> None:
     """Write a task folder FOLDER from your own data: schemas inferred, the hazards the data
-    allow, the template pipeline as gold."""
-    from arrivalbench.corpus.init import Request, build
+    allow, the template pipeline as gold; or, with --from-dbt, from a dbt project."""
+    from arrivalbench.corpus.init import Request, build, from_dbt
 
-    written = build(Request(
-        folder, {n: Path(f) for n, f in _pairs("--source", sources, "orders=orders.csv").items()},
-        {n: _columns(c) for n, c in _pairs("--key", keys, "orders=order_id").items()},
-        _pairs("--event-time", event_times, "orders=ordered_at"), reference, target,
-        _columns(target_key)))
+    if project is not None:
+        if sources or keys or event_times or reference or target or target_key:
+            raise ArrivalBenchError("--from-dbt reads sources, keys and the reference from "
+                                    "the project: leave out --source, --key, --event-time, "
+                                    "--reference, --target and --target-key")
+        if data is None:
+            raise ArrivalBenchError("--from-dbt needs --data DIR: one data file per source "
+                                    "table of the project")
+        written = from_dbt(folder, project, data, model)
+        grade_with = f"arrivalbench grade {project} --task {folder}"
+    else:
+        if data is not None or model is not None:
+            raise ArrivalBenchError("--data and --model go with --from-dbt PROJECT")
+        missing = [flag for flag, value in (("--reference", reference), ("--target", target),
+                                            ("--target-key", target_key)) if not value]
+        if missing:
+            raise ArrivalBenchError(f"give {', '.join(missing)} (or --from-dbt PROJECT --data "
+                                    "DIR)")
+        assert reference is not None and target is not None and target_key is not None
+        written = build(Request(
+            folder,
+            {n: Path(f) for n, f in _pairs("--source", sources, "orders=orders.csv").items()},
+            {n: _columns(c) for n, c in _pairs("--key", keys, "orders=order_id").items()},
+            _pairs("--event-time", event_times, "orders=ordered_at"), reference, target,
+            _columns(target_key)))
+        grade_with = f"arrivalbench grade PIPELINE.sql --task {folder}"
     spec = written.spec
     lines = [f"wrote {folder}: {count(len(spec.sources), 'source')}, "
              f"{count(written.records, 'record')}, target {spec.target.name} "
              f"({', '.join(spec.target.key)})",
              f"hazards: {', '.join(spec.hazards)}",
              *(f"left out {hazard}: {why}" for hazard, why in written.dropped),
-             f"next: describe the table in the ticket of {folder / 'task.yaml'} (gold.sql is a "
-             "correct template to start from), then grade a pipeline:",
-             f"  arrivalbench grade PIPELINE.sql --task {folder}"]
+             f"next: describe the table in the ticket of {folder / 'task.yaml'} "
+             + ("(reference.sql holds the full-refresh result), then grade the project:"
+                if project is not None else
+                "(gold.sql is a correct template to start from), then grade a pipeline:"),
+             f"  {grade_with}"]
     for line in lines:
         out.print(printable(line), soft_wrap=True, markup=False, highlight=False)

@@ -18,11 +18,13 @@ the end, so a failure leaves nothing half-written.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,14 +32,14 @@ import duckdb
 import yaml
 
 from arrivalbench.core.checkpoints import query_over
-from arrivalbench.core.engine import Limits
+from arrivalbench.core.engine import Limits, Table
 from arrivalbench.core.engine import duckdb as duckdb_engine
 from arrivalbench.core.grading import schedule
 from arrivalbench.core.log import load_log
 from arrivalbench.core.oracle import compare
 from arrivalbench.core.task import HAZARDS, LOG_SUFFIXES, Hazard, TaskSpec, load_spec
 from arrivalbench.core.textfile import read_text
-from arrivalbench.core.values import canonical_json, to_json
+from arrivalbench.core.values import canonical_json, row_sort_key, to_json
 from arrivalbench.corpus.perturbation import visible
 from arrivalbench.errors import TaskError
 from arrivalbench.study.arms import template_sql
@@ -107,16 +109,17 @@ def _columns(con: duckdb.DuckDBPyConnection, name: str, file: Path) -> dict[str,
 
 
 def _check_key(con: duckdb.DuckDBPyConnection, name: str, key: Sequence[str],
-               columns: Mapping[str, str], file: Path) -> None:
+               columns: Mapping[str, str], file: Path, what: str = "") -> None:
+    what = what or f"--key {name}={','.join(key)}"
     for column in key:
         if column not in columns:
-            raise TaskError(f"--key {name}={','.join(key)}: {file} has no column {column!r} "
+            raise TaskError(f"{what}: {file} has no column {column!r} "
                             f"(columns: {', '.join(columns)})")
     quoted = ", ".join(f'"{c}"' for c in key)
     found = con.execute(f'SELECT {quoted}, count(*) FROM "{name}" GROUP BY ALL '
                         "HAVING count(*) > 1 ORDER BY ALL LIMIT 1").fetchone()
     if found is not None:
-        raise TaskError(f"--key {name}={','.join(key)}: not unique in {file} "
+        raise TaskError(f"{what}: not unique in {file} "
                         f"({dict(zip(key, found[:-1], strict=True))} appears {found[-1]} "
                         "times); a record key names one record of the log")
 
@@ -181,13 +184,22 @@ def build(request: Request, limits: Limits = Limits()) -> Written:
                             f"returns no column {column!r} (columns: {', '.join(target)})")
     timed = all(name in request.event_times for name in request.sources)
     candidates = [h for h in HAZARDS if h in ALWAYS or (timed and h in TIMED)]
+    return _write(folder, lambda staging: _stage(staging, request, columns, target, candidates,
+                                                 query),
+                  lambda kept: _document(request, columns, target, kept), candidates, limits)
 
+
+def _write(folder: Path, stage: Callable[[Path], TaskSpec],
+           document: Callable[[Sequence[Hazard]], Mapping[str, object]],
+           candidates: Sequence[Hazard], limits: Limits) -> Written:
+    """Stage the folder under a temporary name beside `folder`, check its reference, keep the
+    hazards that perturb delivery on this log, and rename it into place."""
     parent = folder.resolve().parent
     parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=parent)) / folder.name
     try:
         try:
-            spec = _stage(staging, request, columns, target, candidates, query)
+            spec = stage(staging)
             _check_reference(spec, limits)
         except TaskError as exc:  # name the folder the user asked for, not the staging one
             raise TaskError(str(exc).replace(str(staging), str(folder))) from None
@@ -201,10 +213,9 @@ def build(request: Request, limits: Limits = Limits()) -> Written:
             else:
                 dropped.append((hazard, reason))
         if len(kept) != len(candidates):
-            (staging / "task.yaml").write_text(
-                _yaml(_document(request, columns, target, kept)), encoding="utf-8")
+            (staging / "task.yaml").write_text(_yaml(document(kept)), encoding="utf-8")
         if folder.exists():
-            folder.rmdir()  # empty, checked above
+            folder.rmdir()  # empty, checked by the caller
         staging.rename(folder)
     finally:
         shutil.rmtree(staging.parent, ignore_errors=True)
@@ -226,7 +237,8 @@ def _yaml(document: Mapping[str, object]) -> str:
 
 
 def _stage(staging: Path, request: Request, columns: Mapping[str, Mapping[str, str]],
-           target: Mapping[str, str], hazards: Sequence[Hazard], query: str) -> TaskSpec:
+           target: Mapping[str, str], hazards: Sequence[Hazard], query: str,
+           gold: str | None = None) -> TaskSpec:
     (staging / "log").mkdir(parents=True)
     for name, file in request.sources.items():
         suffix = file.suffix.lower()
@@ -237,7 +249,8 @@ def _stage(staging: Path, request: Request, columns: Mapping[str, Mapping[str, s
     (staging / "reference.sql").write_text(query.strip() + "\n", encoding="utf-8")
     # The template is made from the spec, which needs a gold.sql to load: a stand-in first.
     (staging / "gold.sql").write_text("SELECT 1;\n", encoding="utf-8")
-    (staging / "gold.sql").write_text(template_sql(load_spec(staging)), encoding="utf-8")
+    (staging / "gold.sql").write_text(gold or template_sql(load_spec(staging)),
+                                      encoding="utf-8")
     return load_spec(staging)
 
 
@@ -256,3 +269,190 @@ def _check_reference(spec: TaskSpec, limits: Limits) -> None:
         raise TaskError(f"--target-key {','.join(spec.target.key)}: not unique in the "
                         f"reference's result ({len(repeated)} keys repeat, e.g. {repeated[0]}); "
                         "name the columns that make one row")
+
+
+# -- a task from a dbt project and its data (DESIGN §15) ----------------------------------------
+
+DATA_SUFFIXES = (".csv", ".parquet", ".jsonl")
+# The types a materialized reference spells out: DuckDB's scalar type names, never a quote.
+_UNWRITTEN = {"INTERVAL", "BLOB", "BIT", "BYTEA", "VARBINARY"}  # no text form DuckDB reads back
+_TYPE = re.compile(r"[A-Za-z][A-Za-z0-9_ ]*(\([0-9, ]+\))?")
+
+
+def data_files(data: Path, wanted: Sequence[str], known: Sequence[str]) -> dict[str, Path]:
+    """`data/<table>.{csv,parquet,jsonl}` for each of `wanted`; a missing one, one given in two
+    formats, and a data file for no source table of the project (`known`) are each named."""
+    if not data.is_dir():
+        raise TaskError(f"--data {data}: not a folder; give the folder that holds one "
+                        f"file per source table ({', '.join(f'{n}.csv' for n in wanted)})")
+    found: dict[str, list[Path]] = {}
+    for path in sorted(data.iterdir()):
+        if path.suffix.lower() in DATA_SUFFIXES and not path.name.startswith("."):
+            found.setdefault(path.stem, []).append(path)
+    for stem, paths in found.items():
+        if stem not in wanted and stem not in known:
+            raise TaskError(f"--data {data}: {paths[0].name} is the data of no source table "
+                            f"of the project (its sources: {', '.join(wanted)}); remove it or "
+                            "declare the table in a sources .yml")
+        if len(paths) > 1:
+            raise TaskError(f"--data {data}: source table {stem} has "
+                            f"{' and '.join(p.name for p in paths)}; keep one")
+    for name in wanted:
+        if name not in found:
+            raise TaskError(f"--data {data}: no data for source table {name}; add {name}.csv, "
+                            f"{name}.parquet or {name}.jsonl")
+    return {name: found[name][0] for name in wanted}
+
+
+def _literal(value: object) -> str:
+    if value is None:
+        return "NULL"
+    text = str(value).lower() if isinstance(value, bool) else str(value)
+    return "'" + text.replace("'", "''") + "'"
+
+
+def materialized(table: Table, comment: str) -> str:
+    """A reference that returns exactly `table`: its rows as typed literals, under `comment`
+    (the SQL that computed them) as line comments. Values are written as quoted text and cast
+    to their column's type, so no value is ever read as SQL."""
+    names = [identifier(name, "a column of the full-refresh result") for name, _ in table.columns]
+    for name, kind in table.columns:
+        if not _TYPE.fullmatch(kind) or kind.split("(")[0].upper() in _UNWRITTEN:
+            raise TaskError(f"the full-refresh result's column {name} is of type {kind[:60]!r}; "
+                            "a materialized reference holds scalar columns only: cast it in "
+                            "the model")
+    lines = [f"-- {line}" for line in comment.splitlines()]
+    casts = ", ".join(f'CAST(c{i} AS {kind}) AS "{name}"'
+                      for i, (name, kind) in enumerate(table.columns))
+    rows = sorted(table.rows, key=row_sort_key)
+    if rows:
+        values = ",\n".join("  (" + ", ".join(_literal(v) for v in row) + ")" for row in rows)
+        aliases = ", ".join(f"c{i}" for i in range(len(names)))
+        body = f"SELECT {casts}\nFROM (VALUES\n{values}\n) AS t({aliases})"
+    else:
+        nulls = ", ".join(f"NULL AS c{i}" for i in range(len(names)))
+        body = f"SELECT {casts}\nFROM (SELECT {nulls}) AS t\nWHERE false"
+    return "\n".join([*lines, body]) + "\n"
+
+
+def _check_new(folder: Path) -> None:
+    identifier(folder.name, "task folder")
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise TaskError(f"{folder}: already exists; give a new folder (init never overwrites)")
+
+
+def from_dbt(folder: Path | None, project: Path, data: Path, model: str | None = None,
+             limits: Limits = Limits(), parent: Path | None = None) -> Written:
+    """The task `grade PROJECT --data DATA` grades: the project's sources and their data, the
+    model's key as the target's, and the model built with `--full-refresh` over all the data
+    as the reference (materialized, its compiled SQL as a comment). Without `folder`, the
+    task is written to `parent`/<model>."""
+    from arrivalbench.core.artifacts.dbt import own
+
+    if folder is not None:
+        _check_new(folder)
+    what, dbt = own.load(project, model, limits)
+    try:
+        if folder is None:
+            assert parent is not None
+            folder = parent / what.model
+            _check_new(folder)
+        files = data_files(data, [s.name for s in what.sources], what.others)
+        con = duckdb.connect(config={"threads": 1})
+        columns: dict[str, dict[str, str]] = {}
+        tables = {}
+        for source in what.sources:
+            file = files[source.name]
+            columns[source.name] = _columns(con, source.name, file)
+            _check_key(con, source.name, source.record_key, columns[source.name], file,
+                       f"source table {source.name}'s record key "
+                       f"{','.join(source.record_key)}")
+            if source.event_time is not None and source.event_time not in columns[source.name]:
+                raise TaskError(f"source table {source.name}'s event time "
+                                f"{source.event_time}: {file} has no column "
+                                f"{source.event_time!r} (columns: "
+                                f"{', '.join(columns[source.name])}); fix the declaration")
+            tables[source.name] = con.sql(f'SELECT * FROM "{source.name}"').to_arrow_table()
+        refreshed = own.full_refresh(dbt, tables, limits)
+    finally:
+        dbt.close()
+    result = refreshed.table
+    for column in what.key:
+        if column not in [name for name, _ in result.columns]:
+            raise TaskError(f"model {what.model}'s unique_key {','.join(what.key)}: its "
+                            f"result has no column {column!r} (columns: "
+                            f"{', '.join(n for n, _ in result.columns)})")
+    at = [i for i, (name, _t) in enumerate(result.columns) if name in what.key]
+    keys = Counter(canonical_json([to_json(row[i]) for i in at]) for row in result.rows)
+    repeated = sorted(k for k, n in keys.items() if n > 1)
+    if repeated:
+        raise TaskError(f"model {what.model}'s unique_key {','.join(what.key)}: not unique in "
+                        f"its full-refresh result ({len(repeated)} keys repeat, e.g. "
+                        f"{repeated[0]}); declare the columns that make one row")
+    target = dict(result.columns)
+    query = materialized(result, (
+        f"The reference: dbt model {what.model} of {project.resolve().name} built with\n"
+        f"--full-refresh over all the data ({refreshed_rows(result)}). What dbt compiled:\n\n"
+        + refreshed.compiled))
+    request = Request(folder, files, {s.name: s.record_key for s in what.sources},
+                      {s.name: s.event_time for s in what.sources if s.event_time},
+                      Path("reference.sql"), what.model, what.key)
+    timed = all(s.event_time for s in what.sources)
+    candidates = [h for h in HAZARDS if h in ALWAYS or (timed and h in TIMED)]
+    gold = _stand_in(what.model, [s.name for s in what.sources], query)
+    return _write(folder, lambda staging: _stage(staging, request, columns, target, candidates,
+                                                 query, gold),
+                  lambda kept: _document(request, columns, target, kept), candidates, limits)
+
+
+def _stand_in(target: str, sources: Sequence[str], query: str) -> str:
+    """The gold of a task from a dbt project. The project is the pipeline graded; a task
+    folder needs a gold, and this one keeps what it is delivered (so that a crash has
+    statements to cut) and writes the materialized reference as the target."""
+    parts = ["-- A stand-in: the dbt project is the pipeline graded on this task. This keeps "
+             "what it is\n-- delivered and writes the full-refresh result (reference.sql) as "
+             "the target.\n"]
+    for name in sources:
+        parts.append(f'CREATE TABLE IF NOT EXISTS main."{name}_delivered" AS '
+                     f'SELECT * FROM incoming."{name}" LIMIT 0;\n'
+                     f'INSERT INTO main."{name}_delivered" SELECT * FROM incoming."{name}";\n')
+    body = "\n".join(line for line in query.splitlines() if not line.startswith("--"))
+    parts.append(f'CREATE OR REPLACE TABLE main."{target}" AS\n{body};\n')
+    return "\n".join(parts)
+
+
+def refreshed_rows(table: Table) -> str:
+    return f"{len(table.rows)} row{'' if len(table.rows) == 1 else 's'}"
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "arrivalbench" / "own-data"
+
+
+def derived(project: Path, data: Path, model: str | None = None,
+            limits: Limits = Limits()) -> TaskSpec:
+    """The task `grade PROJECT --data DATA` grades, built once per project, data and harness:
+    cached under the digest of all three, so that the full refresh costs one dbt run."""
+    from arrivalbench.core.artifacts.dbt import files as project_files
+    from arrivalbench.core.version import harness_version
+
+    root = project.resolve()
+    if not (root / "dbt_project.yml").is_file():
+        raise TaskError(f"{project}: no dbt_project.yml; grade --data takes a dbt project "
+                        "folder (a script is graded on a task: --task TASK)")
+    if not data.is_dir():
+        raise TaskError(f"--data {data}: not a folder; give the folder that holds one file "
+                        "per source table (<table>.csv, .parquet or .jsonl)")
+    h = hashlib.sha256(f"{harness_version()}\nmodel {model or ''}\n".encode())
+    h.update(project_files.read(root).digest.encode())
+    for path in sorted(data.iterdir()):
+        if path.suffix.lower() in DATA_SUFFIXES and path.is_file():
+            h.update(f"\n{path.name} {path.stat().st_size}\n".encode())
+            h.update(path.read_bytes())
+    home = cache_root() / h.hexdigest()[:24]
+    found = [p for p in home.iterdir() if p.is_dir() and not p.name.startswith(".")] \
+        if home.is_dir() else []
+    if len(found) == 1:
+        return load_spec(found[0])
+    return from_dbt(None, project, data, model, limits, parent=home).spec

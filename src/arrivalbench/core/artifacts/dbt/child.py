@@ -118,11 +118,36 @@ def _summary(manifest: Any) -> dict[str, Any]:
                    "language": str(getattr(n, "language", "sql")),
                    "depends_on": list(getattr(n.depends_on, "nodes", None) or ()),
                    "database": n.database, "schema": n.schema,
-                   "alias": getattr(n, "alias", None)}
+                   "alias": getattr(n, "alias", None), **_declared(n)}
              for uid, n in manifest.nodes.items()}
     sources = [{"name": s.name, "database": s.database, "schema": s.schema,
-                "identifier": s.identifier} for s in manifest.sources.values()]
+                "identifier": s.identifier, "unique_id": s.unique_id,
+                "meta": _plain({**(s.source_meta or {}), **(s.meta or {}),
+                                **(getattr(s.config, "meta", None) or {})}),
+                "event_time": _plain(getattr(s.config, "event_time", None)),
+                "loaded_at_field": _plain(getattr(s, "loaded_at_field", None))}
+               for s in manifest.sources.values()]
     return {"nodes": nodes, "sources": sources}
+
+
+def _plain(value: Any) -> Any:
+    """What a project declared, as JSON: the parent reads it as data and checks every name."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def _declared(node: Any) -> dict[str, Any]:
+    """What the own-data grade reads of a node: a model's incremental settings and `meta`, a
+    test's kind and column (`unique` on a source column makes that column a record key)."""
+    config = getattr(node, "config", None)
+    test = getattr(node, "test_metadata", None)
+    return {"materialized": _plain(getattr(config, "materialized", None)),
+            "unique_key": _plain(getattr(config, "unique_key", None)),
+            "incremental_strategy": _plain(getattr(config, "incremental_strategy", None)),
+            "meta": _plain({**(getattr(node, "meta", None) or {}),
+                            **(getattr(config, "meta", None) or {})}),
+            "test": None if test is None else _plain(test.name),
+            "test_column": None if test is None else _plain(
+                (test.kwargs or {}).get("column_name") or getattr(node, "column_name", None))}
 
 
 def main() -> None:
