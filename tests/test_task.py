@@ -97,7 +97,27 @@ YAML_CASES: dict[str, tuple[Edit, list[str]]] = {
         ["field evolution.column", "'SHOP'", "already a column"]),
     "id is not the folder name": (_set("id", "other"), ["field id", "'other'", "'tiny'"]),
     "missing title": (lambda d: d.pop("title"), ["field title", "required"]),
+    "unknown tier": (_set("tier", "expert"), ["field tier", "'expert'", "core, hard"]),
+    "family of the wrong kind": (_set("family", 3), ["field family", "3"]),
 }
+
+
+def test_tier_defaults_to_core_and_is_read_with_the_family(tmp_path: Path,
+                                                          tiny_yaml: dict[str, Any]) -> None:
+    plain = load_spec(write_task(tmp_path / "a", spec=tiny_yaml))
+    assert (plain.tier, plain.tier_declared, plain.family) == ("core", False, None)
+    tiny_yaml.update(tier="hard", family="identity_stitching")
+    marked = load_spec(write_task(tmp_path / "b", spec=tiny_yaml))
+    assert (marked.tier, marked.tier_declared, marked.family) == (
+        "hard", True, "identity_stitching")
+
+
+def test_every_core_task_declares_its_tier_and_a_known_family() -> None:
+    from arrivalbench.corpus.gate import tier
+
+    for task_id in builtin_ids():
+        spec = load_spec(task_id)
+        assert tier(spec) == [], task_id
 
 
 @pytest.mark.parametrize("case", sorted(YAML_CASES))
