@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -320,3 +321,29 @@ def test_two_folders_with_one_id_are_refused(tmp_path: Path, tiny_dir: Path) -> 
     shutil.copytree(tiny_dir, copy)
     with pytest.raises(TaskError, match="is also the id of"):
         load_specs([tiny_dir, copy])
+
+
+def test_select_by_tier(tmp_path: Path, tiny_yaml: dict[str, Any]) -> None:
+    from arrivalbench.core.task import select
+
+    core = str(write_task(tmp_path / "a", spec=tiny_yaml))
+    tiny_yaml.update(tier="hard", family="reversals")
+    hard = str(write_task(tmp_path / "b", spec=tiny_yaml))
+    assert select([core, hard], None, "core") == [core, hard]  # named tasks are chosen
+    assert select([core, hard], "hard", "core") == [hard]
+    assert select([core, hard], "all", "core") == [core, hard]
+    assert select((), None, "core") == builtin_ids("core")
+    assert set(builtin_ids("core")) | set(builtin_ids("hard")) == set(builtin_ids())
+    with pytest.raises(TaskError, match=r"no task of tier hard among .*; tiers: core, hard, all"):
+        select([core], "hard", "core")
+
+
+def test_tier_option_lists_the_tiers_on_a_bad_value(capsys: pytest.CaptureFixture[str]) -> None:
+    from conftest import cli
+
+    for command in (["tasks"], ["gate"], ["run"], ["generate", "--model", "mockllm/model"]):
+        code, _out, err = cli(capsys, *command, "--tier", "expert")
+        assert code == 2, command
+        assert "'expert' is not one of 'core', 'hard', 'all'" in err
+    code, out, _err = cli(capsys, "tasks", "--json", "--tier", "core")
+    assert code == 0 and len(json.loads(out)) == len(builtin_ids("core"))
