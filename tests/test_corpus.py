@@ -176,7 +176,8 @@ def test_tasks_json_lists_the_corpus(capsys: pytest.CaptureFixture[str]) -> None
     assert [t["id"] for t in listed] == builtin_ids()
     for entry in listed:
         assert {"id", "title", "mode", "difficulty", "hazards", "negatives",
-                "gold_idiom"} <= set(entry)
+                "gold_idiom", "tier", "family"} <= set(entry)
         spec = load_spec(entry["id"])
+        assert (entry["tier"], entry["family"]) == (spec.tier, spec.family)
         assert entry["gold_idiom"] == spec.gold_idiom
         assert entry["negatives"] == {n.name: list(n.fails) for n in spec.negatives}

@@ -222,3 +222,27 @@ def test_only_arms_without_scripts(tmp_path: Path, capsys: pytest.CaptureFixture
     line = one_line_error(*run(["report", "--results", str(path), "--out",
                                 str(tmp_path / "out")], capsys))
     assert "no arm to report: no cell of mock has a script" in line
+
+
+def test_each_tier_gets_a_report_of_its_own(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    results = build_golden(tmp_path / "results.duckdb")
+    con = duckdb.connect(str(results))
+    for task, tier in (("t1", "core"), ("t2", "core"), ("t3", "hard")):
+        con.execute("INSERT INTO tasks VALUES (?, ?, ?, ?, 'append', 'easy', [], ?)",
+                    [f"sha256:{task}", task, task, task, json.dumps({"tier": tier})])
+    con.close()
+    code, out, err = run(["report", "--results", str(results), "--out", str(tmp_path / "r")],
+                         capsys)
+    assert (code, err) == (0, "")
+    assert "tier core" in out and "tier hard" in out
+    core = json.loads((tmp_path / "r" / "core" / "metrics.json").read_text())
+    hard = json.loads((tmp_path / "r" / "hard" / "metrics.json").read_text())
+    # never pooled: each report counts only its own tier's tasks
+    assert {r["task"] for r in core["arms"]["alpha"]["per_task"]} == {"t1", "t2"}
+    assert {r["task"] for r in hard["arms"]["alpha"]["per_task"]} == {"t3"}
+    code, out, _ = run(["report", "--results", str(results), "--out", str(tmp_path / "h"),
+                        "--tier", "hard"], capsys)
+    assert code == 0 and (tmp_path / "h" / "metrics.json").is_file()
+    code, _, err = run(["report", "--results", str(results), "--tier", "expert"], capsys)
+    assert code == 2 and "'expert' is not one of 'core', 'hard', 'all'" in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -97,7 +98,27 @@ YAML_CASES: dict[str, tuple[Edit, list[str]]] = {
         ["field evolution.column", "'SHOP'", "already a column"]),
     "id is not the folder name": (_set("id", "other"), ["field id", "'other'", "'tiny'"]),
     "missing title": (lambda d: d.pop("title"), ["field title", "required"]),
+    "unknown tier": (_set("tier", "expert"), ["field tier", "'expert'", "core, hard"]),
+    "family of the wrong kind": (_set("family", 3), ["field family", "3"]),
 }
+
+
+def test_tier_defaults_to_core_and_is_read_with_the_family(tmp_path: Path,
+                                                          tiny_yaml: dict[str, Any]) -> None:
+    plain = load_spec(write_task(tmp_path / "a", spec=tiny_yaml))
+    assert (plain.tier, plain.tier_declared, plain.family) == ("core", False, None)
+    tiny_yaml.update(tier="hard", family="identity_stitching")
+    marked = load_spec(write_task(tmp_path / "b", spec=tiny_yaml))
+    assert (marked.tier, marked.tier_declared, marked.family) == (
+        "hard", True, "identity_stitching")
+
+
+def test_every_core_task_declares_its_tier_and_a_known_family() -> None:
+    from arrivalbench.corpus.gate import tier
+
+    for task_id in builtin_ids():
+        spec = load_spec(task_id)
+        assert tier(spec) == [], task_id
 
 
 @pytest.mark.parametrize("case", sorted(YAML_CASES))
@@ -300,3 +321,29 @@ def test_two_folders_with_one_id_are_refused(tmp_path: Path, tiny_dir: Path) -> 
     shutil.copytree(tiny_dir, copy)
     with pytest.raises(TaskError, match="is also the id of"):
         load_specs([tiny_dir, copy])
+
+
+def test_select_by_tier(tmp_path: Path, tiny_yaml: dict[str, Any]) -> None:
+    from arrivalbench.core.task import select
+
+    core = str(write_task(tmp_path / "a", spec=tiny_yaml))
+    tiny_yaml.update(tier="hard", family="reversals")
+    hard = str(write_task(tmp_path / "b", spec=tiny_yaml))
+    assert select([core, hard], None, "core") == [core, hard]  # named tasks are chosen
+    assert select([core, hard], "hard", "core") == [hard]
+    assert select([core, hard], "all", "core") == [core, hard]
+    assert select((), None, "core") == builtin_ids("core")
+    assert set(builtin_ids("core")) | set(builtin_ids("hard")) == set(builtin_ids())
+    with pytest.raises(TaskError, match=r"no task of tier hard among .*; tiers: core, hard, all"):
+        select([core], "hard", "core")
+
+
+def test_tier_option_lists_the_tiers_on_a_bad_value(capsys: pytest.CaptureFixture[str]) -> None:
+    from conftest import cli
+
+    for command in (["tasks"], ["gate"], ["run"], ["generate", "--model", "mockllm/model"]):
+        code, _out, err = cli(capsys, *command, "--tier", "expert")
+        assert code == 2, command
+        assert "'expert' is not one of 'core', 'hard', 'all'" in err
+    code, out, _err = cli(capsys, "tasks", "--json", "--tier", "core")
+    assert code == 0 and len(json.loads(out)) == len(builtin_ids("core"))

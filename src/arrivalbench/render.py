@@ -42,6 +42,8 @@ def task_summary(spec: TaskSpec) -> dict[str, JSON]:
         "title": spec.title,
         "mode": spec.mode,
         "difficulty": spec.difficulty,
+        "tier": spec.tier,
+        "family": spec.family,
         "hazards": list(spec.hazards),
         "negatives": {n.name: list(n.fails) for n in spec.negatives},
         "gold_idiom": spec.gold_idiom,

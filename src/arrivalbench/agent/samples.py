@@ -19,12 +19,12 @@ ERROR = "arrivalbench:error"  # the provider's error message, when generation fa
 
 def task_refs(tasks: str | Sequence[str] | None) -> list[str]:
     """Built-in ids or task folders: a list, or one string separated by commas (as `-T
-    tasks=a,b` gives it); None or empty means every built-in task."""
+    tasks=a,b` gives it); None or empty means the built-in tasks of the core tier."""
     if tasks is None:
-        return builtin_ids()
+        return builtin_ids("core")
     items = tasks.split(",") if isinstance(tasks, str) else list(tasks)
     refs = [str(item).strip() for item in items if str(item).strip()]
-    return refs or builtin_ids()
+    return refs or builtin_ids("core")
 
 
 def sample_id(task_id: str, replicate: int | None) -> str:

@@ -14,6 +14,7 @@ import click
 from arrivalbench.core.engine import DEFAULT_ENGINE, ENGINES, EngineName, Failure, Limits, backend
 from arrivalbench.core.grading import DEFAULT_SEEDS
 from arrivalbench.core.schedules import KINDS
+from arrivalbench.core.task import TIER_CHOICES
 from arrivalbench.errors import ArrivalBenchError, did_you_mean
 from arrivalbench.study.store import DEFAULT_RESULTS
 
@@ -106,6 +107,15 @@ def engine_option(help: str = "The engine the pipelines run on (postgres needs t
     """`--engine duckdb|postgres`; an unknown name is a one-line usage error listing them."""
     return click.option("--engine", type=click.Choice(ENGINES), default=DEFAULT_ENGINE,
                         show_default=True, help=help)
+
+
+def tier_option(default: str) -> Callable[[F], F]:
+    """`--tier core|hard|all`: which built-in tasks a command takes when none is named (and,
+    given with --task, which of the named ones); an unknown tier is a one-line usage error
+    listing them."""
+    return click.option("--tier", type=click.Choice(TIER_CHOICES), default=None,
+                        help=f"The tier of built-in tasks (default: {default}); with --task, "
+                             "keep the named tasks of this tier.")
 
 
 def command_line() -> str:

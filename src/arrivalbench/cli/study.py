@@ -19,9 +19,11 @@ from arrivalbench.cli.options import (
     results_option,
     seeds_option,
     tasks_option,
+    tier_option,
     workers_option,
 )
 from arrivalbench.core.engine import EngineName, Limits
+from arrivalbench.core.task import TierChoice, select
 from arrivalbench.corpus.prompts import DEFAULT_VARIANT, VARIANTS
 from arrivalbench.errors import is_missing, missing_extra
 from arrivalbench.explain import DEFAULT_BUDGET as EXPLAIN_BUDGET
@@ -42,6 +44,7 @@ from arrivalbench.words import count, printable, printable_doc
               help="Grade --submissions even when some of its files name no task (they are "
                    "listed and left out).")
 @tasks_option
+@tier_option("core")
 @seeds_option()
 @results_option("The DuckDB results file; created if missing, added to if not. A trial run "
                 "belongs in a file of its own.")
@@ -55,16 +58,17 @@ from arrivalbench.words import count, printable, printable_doc
 @engine_option("The engine every artifact runs on; gold and negatives are each task's "
                "pipelines for it. Verdicts of both engines live in one results file.")
 def run_command(arm_names: Sequence[str], submissions: Path | None, arm_name: str | None,
-                allow_unmatched: bool, task_refs: Sequence[str], seeds: int, results: Path,
-                workers: int | None, executor: str, then_explain: bool, measure: bool,
-                engine: EngineName) -> None:
+                allow_unmatched: bool, task_refs: Sequence[str], tier: TierChoice | None,
+                seeds: int, results: Path, workers: int | None, executor: str,
+                then_explain: bool, measure: bool, engine: EngineName) -> None:
     """Grade arms into a results file: every cell on snapshot, both controls and each declared
     hazard for every seed. Replays already in the file are not graded again, so the same command
     resumes an interrupted run and more arms add to the file."""
     from arrivalbench.cli.summary import summary_table
     from arrivalbench.study import grid
 
-    summary = grid.run(results, arm_names, submissions, arm_name, task_refs, seeds, workers,
+    summary = grid.run(results, arm_names, submissions, arm_name,
+                       select(task_refs, tier, "core"), seeds, workers,
                        executor, command=command_line(), allow_unmatched=allow_unmatched,
                        measure=measure, engine=engine)
     out.print(summary_table(summary, out.width))
@@ -114,6 +118,7 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
 @click.option("--replicates", type=click.IntRange(min=1), default=1, show_default=True,
               help="Conversations per task (replicates 0..N-1).")
 @tasks_option
+@tier_option("core")
 @results_option("The DuckDB results file; Inspect's logs go to <stem>.inspect-logs/ beside "
                 "it. Give a trial (mockllm/model, a test model) a file of its own.")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=8000, show_default=True,
@@ -136,9 +141,9 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
 @engine_option("The engine the model writes for: the prompt names it, the snapshot test and "
                "the grading run there. Off DuckDB the arm is <model>:<variant>@<engine>.")
 def generate(model: str, variant: str, replicates: int, task_refs: Sequence[str],
-             results: Path, max_tokens: int, base_url: str | None, model_args: Sequence[str],
-             max_connections: int | None, max_retries: int | None, seeds: int,
-             workers: int | None, dry_run: bool, engine: EngineName) -> None:
+             tier: TierChoice | None, results: Path, max_tokens: int, base_url: str | None,
+             model_args: Sequence[str], max_connections: int | None, max_retries: int | None,
+             seeds: int, workers: int | None, dry_run: bool, engine: EngineName) -> None:
     """Generate a model arm (<model>:<variant>) through Inspect AI, store it and grade it.
 
     Each task gets a conversation: the prompt, then up to 3 replies, each script run on the
@@ -147,7 +152,8 @@ def generate(model: str, variant: str, replicates: int, task_refs: Sequence[str]
     from arrivalbench.agent import generate as generation
 
     request = generation.Request(
-        model=model, variant=variant, replicates=replicates, tasks=tuple(task_refs),
+        model=model, variant=variant, replicates=replicates,
+        tasks=tuple(select(task_refs, tier, "core")),
         results=results, max_tokens=max_tokens, base_url=base_url, seeds=seeds,
         workers=workers, max_connections=max_connections, max_retries=max_retries,
         model_args=generation.parse_model_args(model_args), engine=engine)
@@ -182,8 +188,9 @@ REPORT_EXTRA = ("matplotlib", "numpy", "scipy")  # the distributions of the 'rep
 @click.option("--compare", nargs=2, metavar="ARM_A ARM_B", default=None,
               help="Also the shift of every metric from ARM_A to ARM_B on their common tasks, "
                    "with paired intervals, and the cells whose class changed.")
+@tier_option("all, each tier in a report of its own")
 def report(results: Path, out_dir: Path, arms: Sequence[str], seed: int,
-           compare: tuple[str, str] | None) -> None:
+           compare: tuple[str, str] | None, tier: TierChoice | None) -> None:
     """Tables, figures and 95% intervals of the arms in a results file."""
     try:
         from arrivalbench import report as reporting
@@ -199,18 +206,22 @@ def report(results: Path, out_dir: Path, arms: Sequence[str], seed: int,
         if not is_missing(exc, *REPORT_EXTRA):
             raise
         raise missing_extra("report", "report", exc.name) from None
-    written = reporting.write(results, out_dir, arms, seed, compare or ())
-    doc = printable_doc(written.doc)
-    out.print(summary_table(doc))
-    if compare:
-        out.print(comparison_table(doc))
-        for line in changed_lines(doc):
-            click.echo(line)
-    if "engine_comparison" in doc:
-        out.print(engine_table(doc))
-        for line in split_lines(doc):
-            out.print(line, soft_wrap=False, markup=False, highlight=False)
-    for line in notes(doc):  # wrapped at word boundaries, not cut by the terminal
-        out.print(f"[yellow]note:[/yellow] {escape(line)}", soft_wrap=False)
-    out.print(f"wrote {len(written.files)} files to {written.out}: metrics.json, report.md, "
-              f"report.html, CSVs, figures/", soft_wrap=False)
+    reports = reporting.write_tiers(results, out_dir, arms, seed, compare or (),
+                                    tier or "all")
+    for name, written in reports:
+        if len(reports) > 1:
+            out.print(f"[bold]tier {name}[/bold]")
+        doc = printable_doc(written.doc)
+        out.print(summary_table(doc))
+        if compare:
+            out.print(comparison_table(doc))
+            for line in changed_lines(doc):
+                click.echo(line)
+        if "engine_comparison" in doc:
+            out.print(engine_table(doc))
+            for line in split_lines(doc):
+                out.print(line, soft_wrap=False, markup=False, highlight=False)
+        for line in notes(doc):  # wrapped at word boundaries, not cut by the terminal
+            out.print(f"[yellow]note:[/yellow] {escape(line)}", soft_wrap=False)
+        out.print(f"wrote {len(written.files)} files to {written.out}: metrics.json, report.md, "
+                  f"report.html, CSVs, figures/", soft_wrap=False)

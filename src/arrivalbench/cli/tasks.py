@@ -20,10 +20,11 @@ from arrivalbench.cli.options import (
     refuse_unless,
     schedule_choice,
     task_option,
+    tier_option,
     workers_option,
 )
 from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName
-from arrivalbench.core.task import builtin_ids, load_spec
+from arrivalbench.core.task import TierChoice, load_spec, select
 from arrivalbench.core.values import canonical_json
 from arrivalbench.corpus.prompts import DEFAULT_VARIANT, VARIANTS
 from arrivalbench.errors import ArrivalBenchError
@@ -32,9 +33,10 @@ from arrivalbench.words import count, printable
 
 @app.command()
 @json_option("Print the list as JSON.")
-def tasks(as_json: bool) -> None:
+@tier_option("all")
+def tasks(as_json: bool, tier: TierChoice | None) -> None:
     """List the built-in tasks."""
-    specs = [load_spec(t) for t in builtin_ids()]
+    specs = [load_spec(t) for t in select((), tier, "all")]
     if as_json:
         click.echo(canonical_json([render.task_summary(s) for s in specs]))
     else:
@@ -92,13 +94,14 @@ def show(task: str, schedule: str | None, seed: int, variant: str | None, as_jso
 @engine_option("The engine the gold and the negatives run on: each task's pipelines for it, "
                "held to the hazards its negatives declare there.")
 @executor_option
+@tier_option("all")
 def gate_command(task_refs: Sequence[str], workers: int | None, engine: EngineName,
-                 executor: str) -> None:
+                 executor: str, tier: TierChoice | None) -> None:
     """The admissibility gate on each TASK (a built-in id or a folder; default:
     every built-in task). Prints one line per failed check; exit 0 if all pass, 1 otherwise."""
     from arrivalbench.corpus import gate
 
-    specs = gate.load(task_refs or builtin_ids())
+    specs = gate.load(select(task_refs, tier, "all"))
     report = gate.run(specs, workers, engine=engine, executor=executor)
     for finding in report.findings:
         click.echo(finding.line())

@@ -25,6 +25,8 @@ Checks, as they are named in the gate's output:
 - ``leakage``       the title, the ticket and the unhinted and budget prompts built from it are
                     free of hazard vocabulary (`arrivalbench.corpus.leakage`).
 - ``idiom``         `gold_idiom`, when given, names one of `IDIOMS`.
+- ``tier``          a built-in task names its `tier:` and a `family:` among `FAMILIES` (a user's
+                    own task may leave both out: it is then core, of no family).
 - ``incremental``   `incremental.sql`, when the task ships one, passes snapshot, both controls and
                     every declared hazard on every gate seed, and on `trickle` stays within the
                     task's read budget (`arrivalbench.corpus.budget`); a breach names the figure.
@@ -68,7 +70,15 @@ from arrivalbench.core.grading import schedule as make_schedule
 from arrivalbench.core.oracle import compare
 from arrivalbench.core.replay import expected, replay
 from arrivalbench.core.schedules import CONTROLS, Schedule
-from arrivalbench.core.task import BUILTIN_DIR, HAZARDS, TaskSpec, load_spec, load_specs, source_of
+from arrivalbench.core.task import (
+    BUILTIN_DIR,
+    HAZARDS,
+    TIERS,
+    TaskSpec,
+    load_spec,
+    load_specs,
+    source_of,
+)
 from arrivalbench.core.textfile import read_text
 from arrivalbench.core.values import canonical_json, to_json
 from arrivalbench.corpus.leakage import scan
@@ -88,7 +98,17 @@ IDIOMS: tuple[str, ...] = (
     "delete_reinsert",  # delete the affected keys of the target and insert them again
 )
 
-CHECK_ORDER = ("reference", "independent", "gold", "negative", "perturbation", "coverage",
+# The kinds of data problem a built-in task may belong to (`family:` in task.yaml); a report
+# groups by them, so a typo would split one family in two. The second line holds the hard tier's
+# families (issue #21): problems whose correct maintenance needs state beyond a keyed upsert.
+FAMILIES: tuple[str, ...] = (
+    "aggregation", "attribution", "cleaning", "current_state", "distinct_count", "enrichment",
+    "funnel", "milestones", "running_state", "sequencing", "sessionization", "top_k",
+    "bitemporal_history", "chain_dedup", "gaps_and_islands", "identity_stitching",
+    "retraction_aggregates", "reversals", "rolling_windows",
+)
+
+CHECK_ORDER = ("tier", "reference", "independent", "gold", "negative", "perturbation", "coverage",
                "leakage", "idiom", "incremental")
 
 
@@ -419,6 +439,22 @@ def idiom(spec: TaskSpec) -> list[Finding]:
                                       f"{', '.join(IDIOMS)}")]
 
 
+def tier(spec: TaskSpec) -> list[Finding]:
+    """A built-in task must say which tier and family it belongs to: the reports split by
+    them, and a task that silently defaulted would land in the paper's core figures."""
+    if not builtin(spec):
+        return []
+    findings = []
+    if not spec.tier_declared:
+        findings.append(Finding(spec.id, "tier", f"task.yaml names no tier; add tier: one of "
+                                f"{', '.join(TIERS)}"))
+    if spec.family not in FAMILIES:
+        given = "names no family" if spec.family is None else f"family {spec.family!r} is unknown"
+        findings.append(Finding(spec.id, "tier", f"task.yaml {given}; add family: one of "
+                                f"{', '.join(FAMILIES)}"))
+    return findings
+
+
 def builtin(spec: TaskSpec) -> bool:
     """Whether `spec` is a task of the built-in corpus: its folder is one of the package's
     own, not a copy or a user's folder elsewhere."""
@@ -519,7 +555,7 @@ def run(specs: Sequence[TaskSpec], workers: int | None = None,
     findings: list[Finding] = []
     for spec in specs:
         mine = by_task.get(spec.id, [])
-        findings += leakage(spec, engine) + idiom(spec)
+        findings += tier(spec) + leakage(spec, engine) + idiom(spec)
         if engine == DEFAULT_ENGINE:  # read cost is measured on DuckDB alone
             findings += missing_incremental(spec)
         for result in mine:

@@ -11,12 +11,14 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
+from arrivalbench.core.task import TierChoice
 from arrivalbench.core.values import JSON
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.report import document, figures, html, markdown, tables
 from arrivalbench.report.bootstrap import METHOD
-from arrivalbench.report.load import load
+from arrivalbench.report.load import load, tiers
 from arrivalbench.report.metrics import used_verdicts
 from arrivalbench.words import printable_doc
 
@@ -36,11 +38,26 @@ def metrics_json(doc: JSON) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
+def write_tiers(results: Path | str, out: Path | str, arms: Sequence[str] = (),
+                seed: int = DEFAULT_SEED, compare: Sequence[str] = (),
+                tier: TierChoice = "all") -> list[tuple[str, Written]]:
+    """One report per tier, never pooled: a core task and a hard task measure different
+    things, so a rate over both would move with the mix. A results file of one tier (or a
+    chosen `tier`) gets its report in `out` itself, so the study's report stays where it was;
+    several tiers get `out/<tier>/` each."""
+    chosen = [tier] if tier != "all" else tiers(results) or ["all"]
+    if len(chosen) == 1:
+        return [(chosen[0], write(results, out, arms, seed, compare, chosen[0]))]
+    return [(t, write(results, Path(out) / t, arms, seed, compare, t)) for t in chosen]
+
+
 def write(results: Path | str, out: Path | str, arms: Sequence[str] = (),
-          seed: int = DEFAULT_SEED, compare: Sequence[str] = ()) -> Written:
+          seed: int = DEFAULT_SEED, compare: Sequence[str] = (),
+          tier: str = "all") -> Written:
     """Read `results` and write the report into the folder `out` (created if missing); with
-    `compare` (two arms A, B), the report holds the shift of every metric from A to B too."""
-    data = load(results, arms, compare)
+    `compare` (two arms A, B), the report holds the shift of every metric from A to B too.
+    With a `tier`, the report covers that tier's tasks alone."""
+    data = load(results, arms, compare, cast(TierChoice, tier))
     doc = document.build(data, seed, compare)
     count = len(used_verdicts(data))
     shown = printable_doc(doc)  # arm names, reasons: text a submission or a model chose

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from arrivalbench.core.engine import DEFAULT_ENGINE
 from arrivalbench.core.engine.cost import Cost
-from arrivalbench.core.task import Budget
+from arrivalbench.core.task import DEFAULT_TIER, TIERS, Budget, TierChoice
 from arrivalbench.corpus.budget import within
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.study.store import Store
@@ -72,23 +72,39 @@ class Results:
     turns: tuple[TurnRow, ...]
 
 
-def load(path: Path | str, arms: Sequence[str] = (), compare: Sequence[str] = ()) -> Results:
+def load(path: Path | str, arms: Sequence[str] = (), compare: Sequence[str] = (),
+         tier: TierChoice = "all") -> Results:
     """Read the cells of `arms` (all arms when empty) and of the `compare` arms, and everything
     attached to them, through a read-only `Store`: the report never creates or changes a
     results file.
 
     Raises ArrivalBenchError, with a one-line message, for a missing or unreadable file, a file
     that is not a results file of a schema version this arrivalbench reads, a results file
-    without cells, or an arm that it does not hold."""
+    without cells, or an arm that it does not hold. With a `tier`, only the cells of tasks of
+    that tier (and their verdicts) are read."""
+    path = _file(path)
+    with Store(path, read_only=True) as store:
+        return _read(store, path, list(arms), list(compare), tier)
+
+
+def _file(path: Path | str) -> Path:
     path = Path(path)
     if path.is_dir():
         raise ArrivalBenchError(f"{path}: is a folder, not a results file; give a DuckDB "
                                 "results file written by arrivalbench run")
-    with Store(path, read_only=True) as store:
-        return _read(store, path, list(arms), list(compare))
+    return path
 
 
-def _read(store: Store, path: Path, wanted: list[str], compare: list[str]) -> Results:
+def tiers(path: Path | str) -> list[str]:
+    """The tiers of the tasks a results file holds cells of, core first."""
+    with Store(_file(path), read_only=True) as store:
+        of = store.tiers()
+        found = {of.get(c.task_digest, DEFAULT_TIER) for c in store.cells()}
+    return [t for t in TIERS if t in found]
+
+
+def _read(store: Store, path: Path, wanted: list[str], compare: list[str],
+          tier: TierChoice) -> Results:
     known = store.arms()
     if not known:
         raise ArrivalBenchError(f"{path}: holds no cells yet; grade some arms into it first "
@@ -101,15 +117,23 @@ def _read(store: Store, path: Path, wanted: list[str], compare: list[str]) -> Re
         raise ArrivalBenchError(f"compare {compare[0]} with {compare[1]}: the same arm twice; "
                                 "give two different arms")
     arms = tuple(sorted(dict.fromkeys([*wanted, *compare]))) if wanted else tuple(known)
+    of = store.tiers()
+
+    def chosen(task_digest: str) -> bool:
+        return tier == "all" or of.get(task_digest, DEFAULT_TIER) == tier
+
     cells = tuple(CellRow(c.arm, c.task, c.task_digest, c.replicate, c.artifact, c.reason,
-                          c.engine) for c in store.cells(list(arms)))
+                          c.engine) for c in store.cells(list(arms)) if chosen(c.task_digest))
+    if not cells:
+        raise ArrivalBenchError(f"{path}: holds no cells of tier {tier} for these arms; tiers "
+                                f"there: {', '.join(sorted(set(of.values())))}")
     costs = store.costs()
     budgets = store.budgets()
     verdicts = tuple(
         VerdictRow(v.key[0], v.key[3], v.key[1], v.key[2], v.verdict, v.key[4], v.key[5],
                    v.record, _within(costs.get(v.key), budgets.get(v.key[0])), v.engine,
                    v.run_id)
-        for v in store.verdicts(arms))
+        for v in store.verdicts(arms) if chosen(v.key[0]))
     return Results(arms, cells, verdicts, store.idioms(arms),
                    tuple(TurnRow(*t) for t in store.turns(arms)))
 

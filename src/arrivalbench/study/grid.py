@@ -100,9 +100,9 @@ class _Planned:
 
 
 def resolve_tasks(tasks: Sequence[str] | None) -> list[TaskSpec]:
-    """Built-in ids or task folders, each once, in the order given (default: every built-in
-    task)."""
-    specs = load_specs(list(tasks) if tasks else builtin_ids())
+    """Built-in ids or task folders, each once, in the order given (default: the built-in
+    tasks of the core tier, the paper's study)."""
+    specs = load_specs(list(tasks) if tasks else builtin_ids("core"))
     if not specs:
         raise ArrivalBenchError("no task to grade: give a built-in task id or a task folder")
     return specs

@@ -250,7 +250,8 @@ class Store:
                    "evolution": None if spec.evolution is None else
                    {"source": spec.evolution.source, "column": spec.evolution.column,
                     "type": spec.evolution.type},
-                   "budget": {"read_amplification": spec.budget.read_amplification}}
+                   "budget": {"read_amplification": spec.budget.read_amplification},
+                   "tier": spec.tier, "family": spec.family}
         if any(n.fails_on(e) != n.fails for n in spec.negatives for e in ENGINES):
             # Only then, so that a task declared alike on every engine keeps its bytes.
             summary["fails_by_engine"] = {e: {n.name: list(n.fails_on(e)) for n in
@@ -265,6 +266,13 @@ class Store:
             "SELECT task_digest, CAST(json_extract(summary, '$.budget.read_amplification') "
             "AS DOUBLE) FROM tasks").fetchall()
         return {d: Budget(float(b)) for d, b in rows if b is not None}
+
+    def tiers(self) -> dict[str, str]:
+        """The tier each stored task declared, by task digest (core for a task stored before
+        tiers existed)."""
+        rows = self.con.execute(
+            "SELECT task_digest, json_extract_string(summary, '$.tier') FROM tasks").fetchall()
+        return {d: t or "core" for d, t in rows}
 
     def tasks(self) -> dict[str, StoredTask]:
         """Every stored task by digest."""

@@ -11,14 +11,18 @@ from arrivalbench.core.task.resolution import (
     load_spec,
     load_specs,
     resolve,
+    select,
     source_of,
 )
 from arrivalbench.core.task.spec import (
     DEFAULT_BUDGETS,
+    DEFAULT_TIER,
     DIFFICULTIES,
     HAZARDS,
     LOG_SUFFIXES,
     MODES,
+    TIER_CHOICES,
+    TIERS,
     Budget,
     Column,
     Difficulty,
@@ -29,11 +33,13 @@ from arrivalbench.core.task.spec import (
     Source,
     Target,
     TaskSpec,
+    Tier,
+    TierChoice,
     pipeline_file,
 )
 
-__all__ = ["BUILTIN_DIR", "DEFAULT_BUDGETS", "DIFFICULTIES", "HAZARDS", "LOG_SUFFIXES",
-           "MODES", "Budget",
-           "Column", "Difficulty", "Evolution", "Hazard", "Mode", "Negative", "Source", "Target",
-           "TaskSpec", "builtin_ids", "load_spec", "load_specs", "pipeline_file", "resolve",
-           "source_of"]
+__all__ = ["BUILTIN_DIR", "DEFAULT_BUDGETS", "DEFAULT_TIER", "DIFFICULTIES", "HAZARDS",
+           "LOG_SUFFIXES", "MODES", "TIERS", "TIER_CHOICES", "Budget", "Column", "Difficulty",
+           "Evolution", "Hazard", "Mode", "Negative", "Source", "Target", "TaskSpec", "Tier",
+           "TierChoice", "builtin_ids", "load_spec", "load_specs", "pipeline_file", "resolve",
+           "select", "source_of"]

@@ -15,10 +15,12 @@ import yaml
 from arrivalbench.core.engine import DEFAULT_ENGINE, ENGINES, EngineName
 from arrivalbench.core.task.spec import (
     DEFAULT_BUDGETS,
+    DEFAULT_TIER,
     DIFFICULTIES,
     HAZARDS,
     LOG_SUFFIXES,
     MODES,
+    TIERS,
     Budget,
     Column,
     Difficulty,
@@ -29,6 +31,7 @@ from arrivalbench.core.task.spec import (
     Source,
     Target,
     TaskSpec,
+    Tier,
     pipeline_file,
 )
 from arrivalbench.core.textfile import read_text
@@ -113,7 +116,7 @@ def parse(path: Path, folder_digest: str) -> TaskSpec:
     reported), then read the SQL files."""
     top = _document(path / "task.yaml")
     top.only("id", "title", "mode", "difficulty", "ticket", "sources", "target", "hazards",
-             "evolution", "negatives", "gold_idiom", "budget")
+             "evolution", "negatives", "gold_idiom", "budget", "tier", "family")
     task_id = top.get("id", str)
     if task_id != path.name:
         raise top.fail("id", f"{task_id!r} must equal the folder name {path.name!r}; rename "
@@ -145,7 +148,18 @@ def parse(path: Path, folder_digest: str) -> TaskSpec:
         budget=_budget(top, mode),
         incremental_sql=_read_sql(path / "incremental.sql", optional=True),
         other_gold=_other_sql(path, "gold"),
+        tier=_tier(top),
+        tier_declared=top.get("tier", str, None) is not None,
+        family=top.get("family", str, None),
     )
+
+
+def _tier(top: _Fields) -> Tier:
+    """Absent means core (a user's task written before tiers stays valid); a value outside
+    TIERS is a typo that would silently move the task out of the study, so it is an error."""
+    if top.get("tier", str, None) is None:
+        return DEFAULT_TIER
+    return cast(Tier, top.choice("tier", TIERS))
 
 
 def _budget(top: _Fields, mode: Mode) -> Budget:

@@ -3,19 +3,39 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from arrivalbench.core.task.checks import parse
 from arrivalbench.core.task.digest import folder_digest
-from arrivalbench.core.task.spec import TaskSpec
+from arrivalbench.core.task.spec import TIER_CHOICES, TaskSpec, TierChoice
 from arrivalbench.errors import TaskError, did_you_mean
 
 BUILTIN_DIR = Path(__file__).parents[2] / "tasks"
 
 
-def builtin_ids() -> list[str]:
-    return sorted(p.name for p in BUILTIN_DIR.iterdir() if (p / "task.yaml").is_file())
+def builtin_ids(tier: TierChoice = "all") -> list[str]:
+    """The built-in task ids of `tier` ("all": every one), sorted."""
+    ids = sorted(p.name for p in BUILTIN_DIR.iterdir() if (p / "task.yaml").is_file())
+    return ids if tier == "all" else [i for i in ids if load_spec(i).tier == tier]
+
+
+def select(refs: Sequence[str], tier: TierChoice | None, default: TierChoice) -> list[str]:
+    """The tasks a command works on: with no `refs`, the built-in tasks of `tier` (of
+    `default` when no tier is given); with `refs`, those of them in `tier`, or all of them when
+    no tier is given (naming a task is choosing it, whatever its tier). A TaskError when a
+    given tier leaves nothing."""
+    if not refs:
+        chosen = builtin_ids(tier or default)
+    elif tier is None or tier == "all":
+        return list(refs)
+    else:
+        chosen = [r for r in refs if load_spec(r).tier == tier]
+    if not chosen:
+        raise TaskError(f"no task of tier {tier or default} among "
+                        f"{', '.join(refs) if refs else 'the built-in tasks'}; tiers: "
+                        f"{', '.join(TIER_CHOICES)}")
+    return chosen
 
 
 def resolve(ref: str | Path) -> Path:

@@ -23,8 +23,14 @@ HAZARDS: tuple[Hazard, ...] = get_args(Hazard)
 LOG_SUFFIXES = (".jsonl", ".csv", ".parquet")  # the formats of log/<source>.*
 MODES: tuple[Mode, ...] = get_args(Mode)
 DIFFICULTIES: tuple[Difficulty, ...] = get_args(Difficulty)
-
-
+# The core tier is the paper's study; the hard tier holds tasks whose correct maintenance needs
+# state beyond a keyed upsert or an additive delta (DESIGN §16).
+Tier = Literal["core", "hard"]
+TIERS: tuple[Tier, ...] = get_args(Tier)
+DEFAULT_TIER: Tier = "core"
+# What `--tier` selects: one tier, or every task whatever its tier.
+TierChoice = Literal["core", "hard", "all"]
+TIER_CHOICES: tuple[TierChoice, ...] = get_args(TierChoice)
 
 
 @dataclass(frozen=True)
@@ -129,6 +135,9 @@ class TaskSpec:
     budget: Budget  # the declared one, else its mode's in DEFAULT_BUDGETS
     incremental_sql: str | None = None  # a gold within the budget, when the task ships one
     other_gold: tuple[tuple[EngineName, str], ...] = ()  # gold.<engine>.sql of other engines
+    tier: Tier = DEFAULT_TIER
+    tier_declared: bool = False  # whether task.yaml names its tier (built-in tasks must)
+    family: str | None = None  # the kind of data problem, e.g. identity_stitching
 
     def source(self, name: str) -> Source:
         return next(s for s in self.sources if s.name == name)
