@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from loggen import ads, analytics, billing, commerce, finance, hr, iot, logistics, support
+from loggen.gaps_islands import GENERATORS as GAPS_ISLANDS
+from loggen.running_state import GENERATORS as RUNNING_STATE
 
 Generator = Callable[[], dict[str, list[dict]]]
 
@@ -22,4 +24,6 @@ REGISTRY: dict[str, Generator] = {
     **iot.GENERATORS,
     **logistics.GENERATORS,
     **support.GENERATORS,
+    **GAPS_ISLANDS,
+    **RUNNING_STATE,
 }

@@ -1,0 +1,81 @@
+-- New heartbeats continue the host's latest interval when they come within 5 minutes of it
+-- and open the next intervals otherwise.
+CREATE TABLE IF NOT EXISTS host_uptime_intervals (
+    host_id      VARCHAR,
+    interval_seq BIGINT,
+    started_at   TIMESTAMP,
+    ended_at     TIMESTAMP,
+    heartbeats   BIGINT
+);
+
+CREATE TABLE IF NOT EXISTS seen_heartbeats (heartbeat_id BIGINT PRIMARY KEY);
+
+CREATE TEMP TABLE batch_ids AS
+SELECT heartbeat_id FROM incoming.heartbeats
+UNION ALL SELECT coalesce(min(heartbeat_id), 0) FROM incoming.heartbeats;
+
+CREATE TEMP TABLE known AS
+SELECT s.heartbeat_id FROM seen_heartbeats AS s
+WHERE s.heartbeat_id IN (SELECT heartbeat_id FROM batch_ids);
+
+CREATE TEMP TABLE fresh AS
+SELECT DISTINCT ON (heartbeat_id) heartbeat_id, host_id, sent_at
+FROM incoming.heartbeats
+WHERE heartbeat_id NOT IN (SELECT heartbeat_id FROM known)
+ORDER BY heartbeat_id;
+
+CREATE TEMP TABLE host_keys AS
+SELECT DISTINCT host_id FROM fresh
+UNION ALL SELECT coalesce(min(host_id), '') FROM fresh;
+
+CREATE TEMP TABLE pieces AS
+SELECT i.host_id, i.started_at, i.ended_at, i.heartbeats
+FROM host_uptime_intervals AS i
+WHERE i.host_id IN (SELECT host_id FROM host_keys)
+  AND i.interval_seq = (SELECT max(l.interval_seq) FROM host_uptime_intervals AS l
+                        WHERE l.host_id = i.host_id)
+UNION ALL
+SELECT host_id, sent_at, sent_at, 1 FROM fresh;
+
+-- A piece opens a new interval when it starts more than 5 minutes after every piece before it
+-- has ended.
+CREATE TEMP TABLE chained AS
+SELECT host_id, started_at, ended_at, heartbeats,
+       sum(opens) OVER (PARTITION BY host_id ORDER BY started_at, ended_at
+                        ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS island
+FROM (
+    SELECT host_id, started_at, ended_at, heartbeats,
+           CASE WHEN max(ended_at) OVER (PARTITION BY host_id ORDER BY started_at, ended_at
+                                         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+                     >= started_at - INTERVAL '5 minutes' THEN 0 ELSE 1 END AS opens
+    FROM pieces
+) AS flagged;
+
+CREATE TEMP TABLE last_seq AS
+SELECT host_id, max(interval_seq) AS seq FROM host_uptime_intervals
+WHERE host_id IN (SELECT host_id FROM host_keys)
+GROUP BY host_id;
+
+CREATE TEMP TABLE rebuilt AS
+SELECT c.host_id,
+       CAST(coalesce(max(s.seq) - 1, 0)
+            + row_number() OVER (PARTITION BY c.host_id ORDER BY min(c.started_at)) AS BIGINT)
+           AS interval_seq,
+       min(c.started_at) AS started_at,
+       max(c.ended_at) AS ended_at,
+       CAST(sum(c.heartbeats) AS BIGINT) AS heartbeats
+FROM chained AS c LEFT JOIN last_seq AS s ON s.host_id = c.host_id
+GROUP BY c.host_id, c.island;
+
+BEGIN TRANSACTION;
+
+DELETE FROM host_uptime_intervals
+WHERE (host_id, interval_seq) IN (SELECT host_id, seq FROM last_seq)
+  AND host_id IN (SELECT host_id FROM fresh);
+
+INSERT INTO host_uptime_intervals
+SELECT host_id, interval_seq, started_at, ended_at, heartbeats FROM rebuilt;
+
+INSERT INTO seen_heartbeats SELECT heartbeat_id FROM fresh;
+
+COMMIT;
