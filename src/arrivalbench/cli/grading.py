@@ -112,7 +112,7 @@ def grade(pipeline: Path, task: str | None, data: Path | None, model: str | None
         if script is None:
             raise ArrivalBenchError(f"--plan {plan_file}: plans replay SQL scripts; {pipeline} "
                                     "is a dbt project: grade it on generated schedules")
-        verdicts.append(grade_plan_file(task, spec, artifact.digest, script, plan_file, limits,
+        verdicts.append(grade_plan_file(spec, artifact.digest, script, plan_file, limits,
                                         every_batch, engine))
     else:
         points = plan(spec, seeds, kinds)
@@ -137,8 +137,8 @@ def grade(pipeline: Path, task: str | None, data: Path | None, model: str | None
                     found.extend([nondet] if nondet is not None else [])
                     advance(result.verdict.status)
 
-                grade_points(task, spec, artifact.digest, script, points, limits, every_batch,
-                             measure, engine, on_graded)
+                grade_points(spec, artifact.digest, script, points, limits, every_batch, measure,
+                             engine, on_graded)
                 verdicts = [arrived[i].verdict for i in range(len(points))]
                 costs = [arrived[i].cost for i in range(len(points))]
                 differing = found[0] if found else None
@@ -167,7 +167,8 @@ def grade(pipeline: Path, task: str | None, data: Path | None, model: str | None
         advice = render.control_advice(verdicts)
         if advice is not None:
             out.print(advice, markup=False, highlight=False)
-        argv = explain_argv(pipeline, task, verdicts, timeout, engine) if explainable else None
+        argv = explain_argv(pipeline, task, verdicts, timeout, engine) \
+            if explainable and task is not None else None
         for line in render.command_lines("next: ", argv or [], out.width):
             # never folded by the console: the backslashes keep it one command to paste
             out.print(printable(line), markup=False, highlight=False, soft_wrap=True)

@@ -23,7 +23,7 @@ from arrivalbench.core import plans
 from arrivalbench.core.containment import limit_self
 from arrivalbench.core.engine import EngineName, Limits, backend
 from arrivalbench.core.grading import PLAN_KIND, Point, grade_plan
-from arrivalbench.core.task import TaskSpec
+from arrivalbench.core.task import TaskSpec, source_of
 from arrivalbench.core.values import JSON
 from arrivalbench.core.verdict import Verdict
 from arrivalbench.errors import WorkerError
@@ -44,12 +44,13 @@ T = TypeVar("T")
 OnGraded = Callable[[int, Result, "dict[str, JSON] | None"], None]
 
 
-def grade_points(task: str, spec: TaskSpec, artifact: str, script: str,
+def grade_points(spec: TaskSpec, artifact: str, script: str,
                  points: Sequence[Point], limits: Limits, every_batch: bool, measure: bool,
                  engine: EngineName, on_graded: OnGraded, workers: int | None = None) -> None:
     """Grade `script` (whose digest is `artifact`) at each point, one unit per point, calling
     `on_graded(index, result, nondeterministic)` in this process as results arrive (in any
-    order). `task` is how a worker loads the task: the built-in id or the folder given."""
+    order)."""
+    task = source_of(spec)
     units = [Unit(task, spec.digest, artifact, script, p.schedule, p.seed, measure=measure,
                   engine=engine, limits=limits, every_batch=every_batch) for p in points]
     index = {id(unit): i for i, unit in enumerate(units)}
@@ -114,12 +115,13 @@ def replay_plan(unit: PlanUnit) -> Result:
     return Result(verdict, 0.0, 0.0, peak_rss())
 
 
-def grade_plan_file(task: str, spec: TaskSpec, artifact: str, script: str, plan: Path,
+def grade_plan_file(spec: TaskSpec, artifact: str, script: str, plan: Path,
                     limits: Limits, every_batch: bool, engine: EngineName) -> Verdict:
     """`core.grading.grade_plan` in a worker process. The plan is checked here first, so that
     a bad plan is a one-line error before any worker starts."""
     plans.load(spec, plan)
-    unit = PlanUnit(task, spec.digest, artifact, script, str(plan), every_batch, engine, limits)
+    unit = PlanUnit(source_of(spec), spec.digest, artifact, script, str(plan), every_batch,
+                    engine, limits)
     verdicts: list[Verdict] = []
     LocalExecutor(1, replay_plan).run(
         [unit], lambda batch: verdicts.extend(r.verdict for _, r in batch))
