@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from loggen import ads, analytics, billing, commerce, finance, hr, iot, logistics, support
 from loggen.gaps_islands import GENERATORS as GAPS_ISLANDS
+from loggen.reversals import GENERATORS as REVERSALS
 from loggen.running_state import GENERATORS as RUNNING_STATE
 
 Generator = Callable[[], dict[str, list[dict]]]
@@ -26,4 +27,5 @@ REGISTRY: dict[str, Generator] = {
     **support.GENERATORS,
     **GAPS_ISLANDS,
     **RUNNING_STATE,
+    **REVERSALS,
 }
