@@ -8,7 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from loggen import ads, analytics, billing, commerce, finance, hr, iot, logistics, support
+from loggen import (
+    ads,
+    analytics,
+    billing,
+    commerce,
+    debounce,
+    finance,
+    hr,
+    iot,
+    logistics,
+    support,
+)
 
 Generator = Callable[[], dict[str, list[dict]]]
 
@@ -17,6 +28,7 @@ REGISTRY: dict[str, Generator] = {
     **analytics.GENERATORS,
     **billing.GENERATORS,
     **commerce.GENERATORS,
+    **debounce.GENERATORS,
     **finance.GENERATORS,
     **hr.GENERATORS,
     **iot.GENERATORS,
