@@ -18,6 +18,7 @@ from loggen import (
     hr,
     iot,
     logistics,
+    rolling_window,
     support,
 )
 
@@ -33,5 +34,6 @@ REGISTRY: dict[str, Generator] = {
     **hr.GENERATORS,
     **iot.GENERATORS,
     **logistics.GENERATORS,
+    **rolling_window.GENERATORS,
     **support.GENERATORS,
 }
