@@ -8,10 +8,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from loggen import ads, analytics, billing, commerce, finance, hr, iot, logistics, support
-from loggen.gaps_islands import GENERATORS as GAPS_ISLANDS
-from loggen.reversals import GENERATORS as REVERSALS
-from loggen.running_state import GENERATORS as RUNNING_STATE
+from loggen import (
+    ads,
+    analytics,
+    billing,
+    commerce,
+    debounce,
+    finance,
+    gaps_islands,
+    hr,
+    iot,
+    logistics,
+    reversals,
+    rolling_window,
+    running_state,
+    support,
+)
 
 Generator = Callable[[], dict[str, list[dict]]]
 
@@ -20,12 +32,14 @@ REGISTRY: dict[str, Generator] = {
     **analytics.GENERATORS,
     **billing.GENERATORS,
     **commerce.GENERATORS,
+    **debounce.GENERATORS,
     **finance.GENERATORS,
     **hr.GENERATORS,
     **iot.GENERATORS,
     **logistics.GENERATORS,
+    **rolling_window.GENERATORS,
     **support.GENERATORS,
-    **GAPS_ISLANDS,
-    **RUNNING_STATE,
-    **REVERSALS,
+    **gaps_islands.GENERATORS,
+    **running_state.GENERATORS,
+    **reversals.GENERATORS,
 }
