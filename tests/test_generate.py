@@ -240,7 +240,7 @@ def test_mockllm_runs_offline_from_the_command_line(tmp_path: Path) -> None:
                            "--model", "mockllm/model", "--results", "out/r.duckdb"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    count = len(builtin_ids())
+    count = len(builtin_ids("core"))  # generate's default tier
     assert f"generated {count} samples of arm mockllm/model:unhinted" in done.stdout
     assert f"no script: {count} no_sql" in done.stdout
     assert (tmp_path / "out" / "r.inspect-logs" / ".gitignore").is_file()
