@@ -75,9 +75,11 @@ def timed_compute(unit: Unit) -> Result:
     before = dict(_in_duckdb)
     cpu = time.process_time()
     result = compute(unit)
+    # By name: Result has grown fields (nondeterministic, cost) that positions would shift.
     return Timed(result.verdict, result.wall_seconds, result.engine_seconds, result.peak_rss,
-                 _in_duckdb["load"] - before["load"], _in_duckdb["read"] - before["read"],
-                 time.process_time() - cpu)
+                 load_seconds=_in_duckdb["load"] - before["load"],
+                 read_seconds=_in_duckdb["read"] - before["read"],
+                 cpu_seconds=time.process_time() - cpu)
 
 
 def _spin(_: int) -> float:

@@ -46,9 +46,17 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _ray(*args: str, env: dict[str, str]) -> None:
-    subprocess.run([RAY, *args], check=True, env=env, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.PIPE, timeout=120)
+def _ray(*args: str, env: dict[str, str], temp_dir: str) -> None:
+    """`ray start ... --temp-dir temp_dir`, again after a failure: Ray gives a node 30 s to
+    come up, which a loaded machine can miss."""
+    for _attempt in range(3):
+        done = subprocess.run([RAY, *args, "--temp-dir", temp_dir], env=env, timeout=180,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if done.returncode == 0:
+            return
+        _stop(temp_dir)
+    pytest.fail(f"ray {args[0]} {args[1]} failed 3 times: "
+                f"{done.stderr.strip().splitlines()[-1:]}")
 
 
 @pytest.fixture(scope="module")
@@ -65,10 +73,11 @@ def cluster() -> Iterator[str]:
     address = f"127.0.0.1:{_free_port()}"
     try:
         _ray("start", "--head", "--node-ip-address", "127.0.0.1",
-             "--port", address.rsplit(":")[1], "--temp-dir", head_dir, "--num-cpus", "1",
-             "--include-dashboard", "false", "--disable-usage-stats", env=env)
+             "--port", address.rsplit(":")[1], "--num-cpus", "1",
+             "--include-dashboard", "false", "--disable-usage-stats", env=env,
+             temp_dir=head_dir)
         _ray("start", "--address", address, "--node-ip-address", "127.0.0.1",
-             "--temp-dir", node_dir, "--num-cpus", "1", "--disable-usage-stats", env=env)
+             "--num-cpus", "1", "--disable-usage-stats", env=env, temp_dir=node_dir)
         yield address
     finally:
         for folder in (node_dir, head_dir):  # `ray stop` would stop every Ray of this user
