@@ -11,7 +11,7 @@ from rich.text import Text
 from arrivalbench import render, words
 from arrivalbench.cli.app import app
 from arrivalbench.cli.console import out
-from arrivalbench.cli.exits import verdict_status
+from arrivalbench.cli.exits import verdict_status, warn
 from arrivalbench.cli.options import (
     check_statements,
     engine_option,
@@ -146,7 +146,7 @@ def grade(pipeline: Path, task: str, select: str | None, kinds: Sequence[str], s
             # never folded by the console: the backslashes keep it one command to paste
             out.print(printable(line), markup=False, highlight=False, soft_wrap=True)
     if differing is not None:
-        click.echo(f"warning: {words.NONDETERMINISTIC}", err=True)
+        warn(words.NONDETERMINISTIC)
     verdict_status(all(v.status == "PASS" for v in verdicts) and differing is None)
 
 
@@ -251,7 +251,11 @@ def explain_command(pipeline: Path | None, task: str | None, kind: str | None, s
     if as_json:
         click.echo(canonical_json(doc))
     else:
-        click.echo("\n".join(describe(doc)))
+        for line in describe(doc):  # wrapped to the terminal; the repro command never folded
+            if line.startswith("repro: "):
+                out.print(printable(line), markup=False, highlight=False, soft_wrap=True)
+            else:
+                out.print(render.indented(printable(line)))
     verdict_status(found.verdict == "PASS" and found.nondeterministic is None)
 
 
