@@ -266,3 +266,30 @@ def test_counts_in_words() -> None:
     assert [count(n, "cell") for n in (0, 1, 2)] == ["0 cells", "1 cell", "2 cells"]
     assert count(1, "entry", "entries") == "1 entry" and count(3, "entry", "entries") == \
         "3 entries"
+
+
+def test_piped_grade_has_no_trailing_spaces_and_wrapped_rows_keep_their_indent() -> None:
+    script = resolve(TASK) / "negatives" / "no_dedup.sql"
+    code, out, err = at_80("grade", script, "--task", TASK, "--seeds", "1", "--schedule",
+                           "duplicates", "--cost")
+    assert code == 1 and err == ""
+    assert_fits(out)
+    assert [line for line in out.splitlines() if line != line.rstrip()] == []
+    lines = out.splitlines()
+    changed = [i for i, line in enumerate(lines) if line.startswith("  changed ")]
+    # an example row longer than 80 columns goes on under its own indent, not at the margin
+    wrapped = [lines[i + 1] for i in changed if len(lines[i]) > 70]
+    assert wrapped and all(line.startswith("  ") for line in wrapped), out
+    # values are quoted as SQL spells them, in grade as in explain and the gate
+    assert re.search(r"revenue: got '[0-9.]+', expected\s+'[0-9.]+'", out), out
+
+
+def test_explain_wraps_to_80_columns_when_piped(tmp_path: Path) -> None:
+    script = resolve(TASK) / "negatives" / "max_watermark.sql"
+    code, out, _err = at_80("explain", script, "--task", TASK, "--schedule", "late_arrival",
+                            "--seed", "0", "--budget", "20")
+    assert code == 1
+    assert_fits(out)
+    assert [line for line in out.splitlines() if line != line.rstrip()] == []
+    assert "first divergence: batch" in out
+

@@ -106,3 +106,12 @@ def test_verdicts_and_keys_carry_it() -> None:
     assert stamp.startswith(arrivalbench.__version__ + "+") and len(stamp.split("+")[1]) == 12
     verdict = Verdict("t", "d", "snapshot", 0, "s", "a", "PASS", {}, "duckdb", "2.0.1")
     assert verdict.document()["harness_version"] == stamp
+
+
+def test_the_version_option_shows_the_harness_version_verdicts_store(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from conftest import cli
+
+    code, out, err = cli(capsys, "--version")
+    assert (code, err) == (0, "")
+    assert out.startswith(f"arrivalbench {version.harness_version()} ")

@@ -19,8 +19,9 @@ def verdict(kind: str, detail: dict[str, object]) -> Verdict:
 
 def test_an_error_reads_where_it_stopped_in_every_variant(tiny: TaskSpec) -> None:
     v = verdict("ERROR", ERROR)
-    assert words.terminal(v) == "run error at batch 2, statement 0: Constraint Error: boom"
-    assert words.line(v) == "ERROR (run, batch 2, statement 0): Constraint Error: boom"
+    # Statement index 0 is the first statement: counted from 1, as aborts and plans count.
+    assert words.terminal(v) == "run error at batch 2, statement 1: Constraint Error: boom"
+    assert words.line(v) == "ERROR (run, batch 2, statement 1): Constraint Error: boom"
     told = words.for_model(tiny, v, ["INSERT INTO t SELECT 1"])
     assert told is not None and "statement 1 (`INSERT INTO t SELECT 1`)" in told
 
@@ -31,6 +32,15 @@ def test_a_difference_reads_its_counts_and_an_example(tiny: TaskSpec) -> None:
     assert "  duplicated {\"id\":1}: +1 copies" in words.terminal(v)
     told = words.for_model(tiny, v)
     assert told is not None and "(id=1) appears 2 times" in told
+
+
+def test_values_are_quoted_one_way_in_every_variant() -> None:
+    changed = {"counts": {"changed": 1}, "examples": {"changed": [
+        {"key": {"id": 1}, "column": "x", "got": "it's", "expected": None}]}}
+    v = verdict("FAIL", changed)
+    assert "x: got 'it''s', expected NULL" in words.terminal(v)
+    assert "x: got 'it''s', expected NULL" in words.line(v)
+    assert "x: got 'it''s', expected NULL" in words.diff_line(changed)
 
 
 def test_a_pass_needs_no_words(tiny: TaskSpec) -> None:

@@ -10,6 +10,9 @@ Inspect and Python callers.
 
 from collections.abc import Iterable
 
+# The prefix of every warning on standard error, from any layer.
+WARNING = "arrivalbench: warning: "
+
 # Where a bug is reported; printed under the traceback of an internal error.
 REPORT_BUGS = ("the ArrivalBench issue tracker, with the command line and the traceback above")
 

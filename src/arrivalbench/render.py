@@ -11,6 +11,7 @@ from pathlib import Path
 
 from rich import box
 from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.progress import (
     BarColumn,
@@ -363,5 +364,15 @@ def failure_details(verdicts: Sequence[Verdict]) -> list[RenderableType]:
             blocks.append(header + Text(f", the same as {said[text]}"))
             continue
         said[text] = where
-        blocks.append(Group(header, Text(text), Text("")))
+        blocks.append(Group(header, indented(text), Text("")))
     return blocks
+
+
+def indented(text: str) -> RenderableType:
+    """Lines that, wrapped to the terminal, keep their indent: a folded example row stays
+    under its own line, not back at the margin."""
+    rows = []
+    for line in text.splitlines():
+        body = line.lstrip(" ")
+        rows.append(Padding(Text(body), (0, 0, 0, len(line) - len(body))))
+    return Group(*rows)

@@ -52,9 +52,11 @@ def printable_doc(doc: JSON) -> JSON:
 
 
 def _where(detail: Mapping[str, JSON]) -> str:
-    """Where an ERROR stopped: "batch 2, statement 3", or "" when it names neither."""
+    """Where an ERROR stopped: "batch 2, statement 3", or "" when it names neither. A verdict
+    stores the statement's index; a person counts statements from 1, as aborts and plans do."""
+    index = detail.get("statement")
     parts = [f"batch {detail['batch']}" if detail.get("batch") is not None else "",
-             f"statement {detail['statement']}" if detail.get("statement") is not None else ""]
+             f"statement {index + 1}" if isinstance(index, int) else ""]
     return ", ".join(p for p in parts if p)
 
 
@@ -96,8 +98,8 @@ def _terminal(v: Verdict) -> str:
         for ex in examples:
             key = canonical_json(ex["key"])
             if kind == "changed":
-                lines.append(f"  changed {key} {ex['column']}: got {ex['got']!r}, "
-                             f"expected {ex['expected']!r}")
+                lines.append(f"  changed {key} {ex['column']}: got {_value(ex['got'])}, "
+                             f"expected {_value(ex['expected'])}")
             elif kind == "duplicated":
                 lines.append(f"  duplicated {key}: +{ex['copies']} copies")
             else:
@@ -148,8 +150,8 @@ def _diff_line(diff: Mapping[str, JSON], rows: bool = True) -> str:
         example = examples[0]
         text += f"; e.g. {kind} {canonical_json(example.get('key'))}"
         if kind == "changed":
-            text += (f" {example['column']}: got {canonical_json(example['got'])}, expected "
-                     f"{canonical_json(example['expected'])}")
+            text += (f" {example['column']}: got {_value(example['got'])}, expected "
+                     f"{_value(example['expected'])}")
         break
     return text
 
@@ -204,7 +206,9 @@ _NUMERIC = re.compile(r"^(?:TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|U\w*INT|FLOA
 
 
 def _value(value: JSON, declared: str = "") -> str:
-    """A value as SQL would spell it: numbers bare (decimals arrive as strings), text quoted."""
+    """A value as SQL would spell it: numbers bare (decimals arrive as strings: bare when
+    `declared` numeric), text quoted, NULL. Every diff a person or a model reads quotes its
+    values so: `grade`, `explain`, the gate."""
     if value is None:
         return "NULL"
     if isinstance(value, str) and not _NUMERIC.match(declared):

@@ -7,8 +7,20 @@ import click
 from arrivalbench import __version__
 
 
+def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from arrivalbench.core.version import harness_version  # hashes core/: only when asked
+
+    click.echo(f"arrivalbench {harness_version()} (the harness version every verdict stores; "
+               f"release {__version__})")
+    ctx.exit()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="arrivalbench")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=_show_version,
+              help="Show the harness version verdicts store (release+source digest) and exit.")
 def app() -> None:
     """Grade incremental data pipelines by running them again under time.
 

@@ -8,7 +8,13 @@ from typing import NoReturn
 
 import click
 
+from arrivalbench.errors import WARNING
 from arrivalbench.words import printable
+
+
+def warn(message: str) -> None:
+    """A warning: the one prefix every warning on standard error carries (as `run`'s)."""
+    click.echo(f"{WARNING}{printable(message, lines=False)}", err=True)
 
 
 def fail(message: str) -> NoReturn:

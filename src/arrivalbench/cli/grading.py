@@ -12,7 +12,7 @@ from rich.text import Text
 from arrivalbench import render, words
 from arrivalbench.cli.app import app
 from arrivalbench.cli.console import out
-from arrivalbench.cli.exits import verdict_status
+from arrivalbench.cli.exits import verdict_status, warn
 from arrivalbench.cli.options import (
     check_statements,
     engine_option,
@@ -173,7 +173,7 @@ def grade(pipeline: Path, task: str | None, data: Path | None, model: str | None
             # never folded by the console: the backslashes keep it one command to paste
             out.print(printable(line), markup=False, highlight=False, soft_wrap=True)
     if differing is not None:
-        click.echo(f"warning: {words.NONDETERMINISTIC}", err=True)
+        warn(words.NONDETERMINISTIC)
     verdict_status(all(v.status == "PASS" for v in verdicts) and differing is None)
 
 
@@ -301,7 +301,11 @@ def explain_command(pipeline: Path | None, task: str | None, kind: str | None, s
     if as_json:
         click.echo(canonical_json(doc))
     else:
-        click.echo("\n".join(describe(doc)))
+        for line in describe(doc):  # wrapped to the terminal; the repro command never folded
+            if line.startswith("repro: "):
+                out.print(printable(line), markup=False, highlight=False, soft_wrap=True)
+            else:
+                out.print(render.indented(printable(line)))
     verdict_status(found.verdict == "PASS" and not found.nondeterministic)
 
 

@@ -27,6 +27,7 @@ from arrivalbench.core.task import TierChoice, select
 from arrivalbench.corpus.prompts import DEFAULT_VARIANT, VARIANTS
 from arrivalbench.errors import is_missing, missing_extra
 from arrivalbench.explain import DEFAULT_BUDGET as EXPLAIN_BUDGET
+from arrivalbench.render import indented
 from arrivalbench.study.keys import engine_label
 from arrivalbench.words import count, printable, printable_doc
 
@@ -157,11 +158,11 @@ def generate(model: str, variant: str, replicates: int, task_refs: Sequence[str]
         results=results, max_tokens=max_tokens, base_url=base_url, seeds=seeds,
         workers=workers, max_connections=max_connections, max_retries=max_retries,
         model_args=generation.parse_model_args(model_args), engine=engine)
-    if dry_run:
-        click.echo(generation.make_plan(request).describe())
+    if dry_run:  # wrapped to the terminal, each line keeping its indent
+        out.print(indented(printable(generation.make_plan(request).describe())))
         return
     outcome = generation.run(request)
-    click.echo(outcome.describe())
+    out.print(indented(printable(outcome.describe())))
     if outcome.grading is not None:
         from arrivalbench.cli.summary import summary_table
 

@@ -105,7 +105,8 @@ def gate_command(task_refs: Sequence[str], workers: int | None, engine: EngineNa
     report = gate.run(specs, workers, engine=engine, executor=executor)
     for finding in report.findings:
         click.echo(finding.line())
-    click.echo(report.summary(), err=True)
+    # Success is the command's answer (stdout); a failure's count goes beside the findings.
+    click.echo(report.summary(), err=not report.ok)
     verdict_status(report.ok)
 
 

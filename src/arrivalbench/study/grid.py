@@ -35,7 +35,7 @@ from arrivalbench.core.grading import DEFAULT_SEEDS, check_seeds, plan
 from arrivalbench.core.task import TaskSpec, builtin_ids, load_spec, load_specs, source_of
 from arrivalbench.core.values import digest
 from arrivalbench.core.verdict import STATUSES
-from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.errors import WARNING, ArrivalBenchError
 from arrivalbench.study import arms as armlib
 from arrivalbench.study import executors
 from arrivalbench.study.cells import classify
@@ -50,7 +50,7 @@ Warn = Callable[[str], None]
 
 
 def stderr_warning(message: str) -> None:
-    print(f"arrivalbench: warning: {message}", file=sys.stderr)
+    print(f"{WARNING}{message}", file=sys.stderr)
 
 
 # -- values ----------------------------------------------------------------------------------
