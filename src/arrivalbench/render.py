@@ -93,9 +93,9 @@ def task_details(spec: TaskSpec) -> RenderableType:
         grid.add_row(f"source {source.name}", f"{_columns(source.columns)}\n"
                      f"record key {', '.join(source.record_key)}; event time "
                      f"{source.event_time or '-'}{extra}")
-    target = spec.target
-    grid.add_row(f"target {target.name}", f"{_columns(target.columns)}\n"
-                 f"key {', '.join(target.key)}")
+    for target in spec.targets:
+        grid.add_row(f"target {target.name}", f"{_columns(target.columns)}\n"
+                     f"key {', '.join(target.key)}")
     for negative in spec.negatives:
         grid.add_row(f"negative {negative.name}", "fails " + ", ".join(negative.fails))
     return Group(grid, Panel(prose(spec.ticket.rstrip()), title="ticket", title_align="left"))

@@ -143,6 +143,8 @@ def _diff_line(diff: Mapping[str, JSON], rows: bool = True) -> str:
     parts = [f"{p['problem']} column {p['column']}" for p in diff.get("schema", [])]
     parts += [f"{n} {kind}" for kind, n in diff.get("counts", {}).items() if n]
     text = ", ".join(parts)
+    if diff.get("table"):  # a task of several targets names the one that differs
+        text = f"table {diff['table']}: {text}"
     counted = diff.get("rows", {})
     if rows and counted:
         text += f" (expected {counted['expected']} rows, got {counted['got']})"

@@ -82,7 +82,7 @@ def grade(pipeline: Path, task: str | None, data: Path | None, model: str | None
     is PASS, 1 otherwise."""
     from arrivalbench.core import artifacts
     from arrivalbench.core.artifacts.script import Script
-    from arrivalbench.core.replay import expected
+    from arrivalbench.core.replay import expected_all
     from arrivalbench.study.executors import Result
     from arrivalbench.study.isolated import grade_plan_file, grade_points
 
@@ -127,7 +127,7 @@ def grade(pipeline: Path, task: str | None, data: Path | None, model: str | None
                     advance(graded.verdict.status)
                     differing = differing or graded.nondeterministic
             else:
-                expected(spec, limits)  # a broken task is its own error, before any replay
+                expected_all(spec, limits)  # a broken task is its own error, before any replay
                 arrived: dict[int, Result] = {}
                 found: list[dict[str, JSON]] = []
 
@@ -183,13 +183,15 @@ def check_reference(spec: TaskSpec, limits: Limits) -> None:
     tasks pass the gate."""
     if spec.path.resolve().is_relative_to(BUILTIN_DIR.resolve()):
         return
-    from arrivalbench.core.replay import expected
+    from arrivalbench.core.replay import expected_all
     from arrivalbench.corpus.gate import key_repeats
 
-    repeats = key_repeats(spec, expected(spec, limits))
-    if repeats is not None:
-        raise ArrivalBenchError(f"{spec.path / 'reference.sql'}: {repeats}; make it return one "
-                                "row per target key (or fix the target's key in task.yaml)")
+    for target, table in zip(spec.targets, expected_all(spec, limits), strict=True):
+        repeats = key_repeats(target, table)
+        if repeats is not None:
+            raise ArrivalBenchError(f"{spec.path / target.reference_file}: {repeats}; make it "
+                                    "return one row per target key (or fix the target's key "
+                                    "in task.yaml)")
 
 
 def explain_argv(pipeline: Path, task: str, verdicts: Sequence[Verdict], timeout: float,

@@ -109,13 +109,13 @@ def engine_option(help: str = "The engine the pipelines run on (postgres needs t
                         show_default=True, help=help)
 
 
-def tier_option(default: str) -> Callable[[F], F]:
+def tier_option(default: str, help: str | None = None) -> Callable[[F], F]:
     """`--tier core|hard|all`: which built-in tasks a command takes when none is named (and,
     given with --task, which of the named ones); an unknown tier is a one-line usage error
     listing them."""
     return click.option("--tier", type=click.Choice(TIER_CHOICES), default=None,
-                        help=f"The tier of built-in tasks (default: {default}); with --task, "
-                             "keep the named tasks of this tier.")
+                        help=help or f"The tier of built-in tasks (default: {default}); with "
+                                     "--task, keep the named tasks of this tier.")
 
 
 def command_line() -> str:

@@ -189,7 +189,8 @@ REPORT_EXTRA = ("matplotlib", "numpy", "scipy")  # the distributions of the 'rep
 @click.option("--compare", nargs=2, metavar="ARM_A ARM_B", default=None,
               help="Also the shift of every metric from ARM_A to ARM_B on their common tasks, "
                    "with paired intervals, and the cells whose class changed.")
-@tier_option("all, each tier in a report of its own")
+@tier_option("all", "Report only the cells of this tier's tasks. Default: every tier, each "
+                   "in a report of its own (in --out/<tier>/ when there are several).")
 def report(results: Path, out_dir: Path, arms: Sequence[str], seed: int,
            compare: tuple[str, str] | None, tier: TierChoice | None) -> None:
     """Tables, figures and 95% intervals of the arms in a results file."""

@@ -19,8 +19,8 @@ from arrivalbench.core.artifacts import Artifact
 from arrivalbench.core.engine import DEFAULT_ENGINE, Database, EngineName, Failure, Limits, Table
 from arrivalbench.core.engine import duckdb as reference_engine
 from arrivalbench.core.log import load_log
-from arrivalbench.core.oracle import Diff, compare
-from arrivalbench.core.replay import Outcome, expected, replay
+from arrivalbench.core.oracle import Diff, compare_all
+from arrivalbench.core.replay import Outcome, expected_all, replay
 from arrivalbench.core.schedules import Ref, Schedule
 from arrivalbench.core.task import TaskSpec
 from arrivalbench.core.values import JSON
@@ -77,52 +77,63 @@ def reference_over(spec: TaskSpec, records: frozenset[Ref], limits: Limits = Lim
     return references_over(spec, [records], limits)[0]
 
 
-_CACHE: dict[tuple[TaskSpec, Limits, frozenset[Ref]], Table] = {}
+_CACHE: dict[tuple[TaskSpec, Limits, int, frozenset[Ref]], Table] = {}
 _CACHE_SIZE = 8192
 
 
-def references_over(spec: TaskSpec, sets: Sequence[frozenset[Ref]], limits: Limits = Limits()
-                    ) -> list[Table]:
-    """The reference over each of `sets`. Sets not yet known are computed in one database,
-    in order, adding only the new records before each query when a set grows on the last
-    one (the sets of one replay do), which costs far less than a database per set."""
-    full = expected(spec, limits)  # also validates the reference query once
+def references_over(spec: TaskSpec, sets: Sequence[frozenset[Ref]], limits: Limits = Limits(),
+                    target: int = 0) -> list[Table]:
+    """The reference of the `target`-th target over each of `sets`. Sets not yet known are
+    computed in one database, in order, adding only the new records before each query when a
+    set grows on the last one (the sets of one replay do), which costs far less than a
+    database per set."""
+    full = expected_all(spec, limits)[target]  # also validates the reference queries once
     log = load_log(spec)
     size = sum(t.num_rows for t in log.tables.values())
     missing = list(dict.fromkeys(s for s in sets if len(s) != size and
-                                 (spec, limits, s) not in _CACHE))
+                                 (spec, limits, target, s) not in _CACHE))
     if missing:
         if len(_CACHE) + len(missing) > _CACHE_SIZE:
             _CACHE.clear()
-        for records, table in zip(missing, _compute(spec, missing, limits), strict=True):
-            _CACHE[(spec, limits, records)] = table
-    return [full if len(s) == size else _CACHE[(spec, limits, s)] for s in sets]
+        for records, table in zip(missing, _compute(spec, missing, limits, target=target),
+                                  strict=True):
+            _CACHE[(spec, limits, target, records)] = table
+    return [full if len(s) == size else _CACHE[(spec, limits, target, s)] for s in sets]
+
+
+def references_all(spec: TaskSpec, sets: Sequence[frozenset[Ref]], limits: Limits = Limits()
+                   ) -> list[tuple[Table, ...]]:
+    """For each of `sets`, every target's reference over it, in the task's order."""
+    per_target = [references_over(spec, sets, limits, n) for n in range(len(spec.targets))]
+    return [tuple(tables) for tables in zip(*per_target, strict=True)]
 
 
 def query_over(spec: TaskSpec, sql: str, sets: Sequence[frozenset[Ref]], file: str,
-               limits: Limits = Limits()) -> list[Table]:
+               limits: Limits = Limits(), target: int = 0) -> list[Table]:
     """Another batch query over the same task (one SELECT, as `reference.sql` is: the gate's
     independent reference) over each of `sets`, cast to the declared target types; not
     cached. A query that does not run raises TaskError naming `file`."""
-    return _compute(spec, list(sets), limits, sql, file)
+    return _compute(spec, list(sets), limits, sql, file, target)
 
 
 def _compute(spec: TaskSpec, sets: list[frozenset[Ref]], limits: Limits,
-             sql: str | None = None, file: str = "reference.sql") -> list[Table]:
+             sql: str | None = None, file: str | None = None, target: int = 0) -> list[Table]:
     """Sets that grow one on another form a chain. For each chain, every source is loaded
     once with a `__step` column, the index of the first set of the chain that holds the
     record, and read through a view that keeps the rows up to the current step: moving to
     the next set is a one-row update rather than a copy of records."""
     log = load_log(spec)
     out: list[Table] = []
+    chosen = spec.targets[target]
+    file = file or chosen.reference_file
     with reference_engine.database(limits) as db:
         try:
-            query = db.split(spec.reference_sql if sql is None else sql).parsed[0].query
+            query = db.split(chosen.reference_sql if sql is None else sql).parsed[0].query
         except Failure as failure:
             raise TaskError(f"{spec.path / file}: {failure.message}") from None
         query = query.strip().rstrip(";")
         casts = ", ".join(f'CAST("{c.name}" AS {c.type}) AS "{c.name}"'
-                          for c in spec.target.columns)
+                          for c in chosen.columns)
         db.create("__step", pa.table({"k": pa.array([0], pa.int64())}))
         try:
             for number, chain in enumerate(_chains(sets)):
@@ -160,33 +171,33 @@ def replay_checked(spec: TaskSpec, script: Artifact | str, schedule: Schedule,
                    limits: Limits = Limits(), measure: bool = False,
                    engine_name: EngineName = DEFAULT_ENGINE) -> Checked:
     """A replay that also reads the target after every completed run and compares it."""
-    tables: list[tuple[int, Table | None, str | None]] = []
+    tables: list[tuple[int, tuple[Table, ...] | None, str | None]] = []
 
     last = len(schedule.batches) - 1
 
     def after_run(number: int, db: Database) -> None:
         if number == last:
-            return  # the replay itself reads the final table
+            return  # the replay itself reads the final tables
         try:
-            # One query: a missing target is the engine's own error, kept as the reason.
-            tables.append((number, db.query(f'SELECT * FROM main."{spec.target.name}"',
-                                            "read-target"), None))
+            # One query per target: a missing one is the engine's own error, kept as the reason.
+            tables.append((number, tuple(db.query(f'SELECT * FROM main."{t.name}"',
+                                                  "read-target") for t in spec.targets), None))
         except Failure as failure:
             tables.append((number, None, failure.message))
 
     outcome = replay(spec, script, schedule, limits, after_run, measure, engine_name)
     if outcome.failure is None and last in delivered(schedule):
-        tables.append((last, outcome.table, None))
+        tables.append((last, outcome.tables, None))
     elif outcome.failure is not None and outcome.failure.phase == "read-target" and \
             outcome.failure.batch is None and last in delivered(schedule):
         tables.append((last, None, outcome.failure.message))
     sets = delivered(schedule)
-    wanted = references_over(spec, [sets[number] for number, table, _ in tables
-                                     if table is not None], limits)
+    wanted = references_all(spec, [sets[number] for number, table, _ in tables
+                                    if table is not None], limits)
     checks = []
     for number, table, error in tables:
         if table is None:
             checks.append(Check(number, None, error))
         else:
-            checks.append(Check(number, compare(wanted.pop(0), table, spec.target)))
+            checks.append(Check(number, compare_all(wanted.pop(0), table, spec.targets)))
     return Checked(outcome, tuple(checks))

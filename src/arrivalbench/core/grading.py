@@ -10,8 +10,8 @@ from pathlib import Path
 from arrivalbench.core.artifacts import Artifact
 from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Failure, Limits, Table, backend
 from arrivalbench.core.log import load_log
-from arrivalbench.core.oracle import compare
-from arrivalbench.core.replay import Outcome, expected, replay
+from arrivalbench.core.oracle import compare_all
+from arrivalbench.core.replay import Outcome, expected_all, replay
 from arrivalbench.core.schedules import CONTROLS, KINDS, Params, Schedule, make
 from arrivalbench.core.task import Column, Target, TaskSpec
 from arrivalbench.core.values import JSON, digest
@@ -97,7 +97,7 @@ def judge(spec: TaskSpec, script: Artifact | str, sched: Schedule, kind: str, se
     against the reference over the complete log; an explicit `plan` may deliver less, and is
     judged against the reference over what it delivered. The artifact runs on `engine_name`;
     the reference is always DuckDB's."""
-    from arrivalbench.core.checkpoints import final_delivered, reference_over, replay_checked
+    from arrivalbench.core.checkpoints import final_delivered, references_all, replay_checked
 
     checks = None
     if every_batch:
@@ -112,9 +112,9 @@ def judge(spec: TaskSpec, script: Artifact | str, sched: Schedule, kind: str, se
                                     "message": f.message}
     else:
         assert outcome.table is not None
-        want = reference_over(spec, final_delivered(sched), limits) if plan else \
-            expected(spec, limits)
-        diff = compare(want, outcome.table, spec.target)
+        want = references_all(spec, [final_delivered(sched)], limits)[0] if plan else \
+            expected_all(spec, limits)
+        diff = compare_all(want, outcome.tables, spec.targets)
         verdict, detail = ("PASS", {}) if diff.ok else ("FAIL", diff.document())
     first = checks.first_divergence if checks is not None else None
     if first is not None:
@@ -140,7 +140,7 @@ def grade_all(spec: TaskSpec, script: Artifact | str, points: Iterable[Point],
               engine_name: EngineName = DEFAULT_ENGINE) -> Iterator[tuple[Verdict, Outcome]]:
     """`grade` for each point of a plan, lazily, in order. The reference is computed first, so a
     broken task raises TaskError before any replay runs."""
-    expected(spec, limits)  # a broken reference is the task's fault: raise before any replay
+    expected_all(spec, limits)  # a broken reference is the task's fault: raise before replay
     for point in points:
         yield grade(spec, script, point, limits, every_batch, measure, engine_name)
 
@@ -172,7 +172,7 @@ def grade_artifact(spec: TaskSpec, script: Artifact | str, points: Iterable[Poin
                    ) -> Iterator[Graded]:
     """`grade_point` for each point of a plan, lazily, in order; a broken task raises
     TaskError before any replay runs."""
-    expected(spec, limits)
+    expected_all(spec, limits)
     for point in points:
         yield grade_point(spec, script, point, limits, every_batch, measure, engine_name)
 
@@ -194,7 +194,7 @@ def grade_plan(spec: TaskSpec, script: str, path: Path, limits: Limits = Limits(
         count = None  # the replay reports the parse error as its ERROR
     if count is not None:
         plans.check_statements(sched, count, str(path))
-    expected(spec, limits)
+    expected_all(spec, limits)
     return judge(spec, script, sched, sched.kind, sched.seed, limits, every_batch, plan=True,
                  engine_name=engine_name)[0]
 
@@ -217,7 +217,9 @@ def nondeterminism(spec: TaskSpec, script: Artifact | str, first: Outcome,
         return {"first": None if a is None else a.message,
                 "second": None if b is None else b.message}
     assert first.table is not None and second.table is not None
-    diff = compare(first.table, second.table, as_read(first.table, spec.target))
+    diff = compare_all(first.tables, second.tables,
+                       [as_read(t, target) for t, target in zip(first.tables, spec.targets,
+                                                                strict=True)])
     return None if diff.ok else diff.document()
 
 

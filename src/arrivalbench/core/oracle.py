@@ -15,7 +15,7 @@ import math
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from functools import cache
 from typing import Any
@@ -112,6 +112,9 @@ class Diff:
     counts: dict[str, int] = field(default_factory=dict)
     examples: dict[str, list[JSON]] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)
+    # The target that differs, named only in a task of several targets (so that a
+    # single-target verdict keeps its bytes).
+    table: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -120,8 +123,24 @@ class Diff:
     def document(self) -> dict[str, JSON]:
         if self.ok:
             return {}
+        named: dict[str, JSON] = {} if self.table is None else {"table": self.table}
         return {"schema": list(self.schema), "counts": self.counts, "examples": self.examples,
-                "rows": self.rows}
+                "rows": self.rows, **named}
+
+
+def compare_all(expected: Sequence[Table], observed: Sequence[Table],
+                targets: Sequence[Target]) -> Diff:
+    """Every target, in the task's order: the first that differs, named when the task keeps
+    several tables; the first target's (empty) diff when all agree. One target compares as
+    `compare` does, byte for byte."""
+    if not (len(expected) == len(observed) == len(targets)) or not targets:
+        raise ValueError(f"{len(expected)} expected and {len(observed)} observed tables for "
+                         f"{len(targets)} targets")
+    diffs = [compare(e, o, t) for e, o, t in zip(expected, observed, targets, strict=True)]
+    differing = next((d for d in diffs if not d.ok), None)
+    if differing is None or len(targets) == 1:
+        return differing or diffs[0]
+    return replace(differing, table=targets[diffs.index(differing)].name)
 
 
 def compare(expected: Table, observed: Table, target: Target) -> Diff:

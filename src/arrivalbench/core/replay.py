@@ -33,13 +33,20 @@ from arrivalbench.errors import TaskError
 
 @dataclass(frozen=True)
 class Outcome:
-    """The final table, or where the replay stopped; timings are kept apart from verdicts."""
+    """The final table, or where the replay stopped; timings are kept apart from verdicts.
+    `table` is the first target's, `others` those of the task's other targets, in order."""
 
     table: Table | None
     failure: Failure | None
     wall_seconds: float
     engine_seconds: float
     cost: Cost | None = None  # what the replay read and wrote, when it was measured
+    others: tuple[Table, ...] = ()
+
+    @property
+    def tables(self) -> tuple[Table, ...]:
+        """Every target's final table, in the task's order; empty when the replay stopped."""
+        return () if self.table is None else (self.table, *self.others)
 
 
 @dataclass(frozen=True, eq=False)
@@ -122,26 +129,33 @@ def replay(spec: TaskSpec, artifact: Artifact | str, schedule: Schedule,
                         after_run(number, db)
                 except Failure as failure:
                     raise failure.at(number) from None
-            table = db.read(spec.target.name)
+            table, *others = (db.read(t.name) for t in spec.targets)
         except Failure as failure:
             return Outcome(None, failure, time.perf_counter() - start, db.engine_seconds,
                            meter.cost(records) if meter else None)
         return Outcome(table, None, time.perf_counter() - start, db.engine_seconds,
-                       meter.cost(records) if meter else None)
+                       meter.cost(records) if meter else None, tuple(others))
 
 
 def expected(spec: TaskSpec, limits: Limits = Limits()) -> Table:
-    """`reference.sql` over the complete log, cast to the declared target types."""
-    return _expected(spec, limits)
+    """`reference.sql` over the complete log, cast to the declared target types: the first
+    target's (`expected_all` for every target)."""
+    return _expected(spec, limits, 0)
+
+
+def expected_all(spec: TaskSpec, limits: Limits = Limits()) -> tuple[Table, ...]:
+    """Each target's reference over the complete log, in the task's order."""
+    return tuple(_expected(spec, limits, n) for n in range(len(spec.targets)))
 
 
 @functools.lru_cache(maxsize=64)  # the whole corpus, with room for a user's tasks
-def _expected(spec: TaskSpec, limits: Limits) -> Table:
+def _expected(spec: TaskSpec, limits: Limits, number: int) -> Table:
     log = load_log(spec)
-    where = spec.path / "reference.sql"
+    target = spec.targets[number]
+    where = spec.path / target.reference_file
     with reference_engine.database(limits) as db:
         try:
-            statements = db.split(spec.reference_sql)
+            statements = db.split(target.reference_sql)
         except Failure as failure:
             raise TaskError(f"{where}: {failure.message}") from None
         if len(statements) != 1 or statements.parsed[0].type.name != "SELECT":
@@ -153,12 +167,12 @@ def _expected(spec: TaskSpec, limits: Limits) -> Table:
                 db.create(name, table)
             shape = db.query(f"SELECT * FROM ({query}) LIMIT 0", "run")
             got = [name for name, _type in shape.columns]
-            want = [c.name for c in spec.target.columns]
+            want = [c.name for c in target.columns]
             if sorted(n.lower() for n in got) != sorted(n.lower() for n in want):
-                raise TaskError(f"{where}: returns columns {got}; target {spec.target.name} "
+                raise TaskError(f"{where}: returns columns {got}; target {target.name} "
                                 f"declares {want}")
             casts = ", ".join(f'CAST("{c.name}" AS {c.type}) AS "{c.name}"'
-                              for c in spec.target.columns)
+                              for c in target.columns)
             return db.query(f"SELECT {casts} FROM ({query})", "run")
         except Failure as failure:
             raise TaskError(f"{where}: {failure.message}") from None

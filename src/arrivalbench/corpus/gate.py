@@ -67,13 +67,14 @@ from arrivalbench.core.checkpoints import delivered, query_over, references_over
 from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Failure, Table, backend
 from arrivalbench.core.grading import Point, grade, plan_kinds
 from arrivalbench.core.grading import schedule as make_schedule
-from arrivalbench.core.oracle import compare
-from arrivalbench.core.replay import expected, replay
+from arrivalbench.core.oracle import compare, compare_all
+from arrivalbench.core.replay import expected_all, replay
 from arrivalbench.core.schedules import CONTROLS, Schedule
 from arrivalbench.core.task import (
     BUILTIN_DIR,
     HAZARDS,
     TIERS,
+    Target,
     TaskSpec,
     load_spec,
     load_specs,
@@ -252,17 +253,17 @@ def _grade_artifact(spec: TaskSpec, script: str, seeds: Sequence[int],
     return out
 
 
-def key_repeats(spec: TaskSpec, reference: Table) -> str | None:
-    """Why the reference's result is not unique on the target key ("not unique on the target
+def key_repeats(target: Target, reference: Table) -> str | None:
+    """Why a reference's result is not unique on its target's key ("not unique on the target
     key (..): 2 keys repeat, e.g. .."), or None when it is: the gate's check, and `grade`'s
     on a user's task folder."""
     key_at = [i for i, (name, _t) in enumerate(reference.columns)
-              if name.lower() in {k.lower() for k in spec.target.key}]
+              if name.lower() in {k.lower() for k in target.key}]
     keys = Counter(canonical_json([to_json(row[i]) for i in key_at]) for row in reference.rows)
     repeated = [k for k, n in keys.items() if n > 1]
     if not repeated:
         return None
-    return (f"not unique on the target key ({', '.join(spec.target.key)}): "
+    return (f"not unique on the target key ({', '.join(target.key)}): "
             f"{words.count(len(repeated), 'key')} repeat, e.g. {sorted(repeated)[0]}")
 
 
@@ -276,7 +277,7 @@ def run_job(path: str, artifact: str, seeds: tuple[int, ...] = GATE_SEEDS,
 def _run_job(spec: TaskSpec, artifact: str, seeds: tuple[int, ...],
              engine: EngineName = DEFAULT_ENGINE) -> JobResult:
     try:
-        reference = expected(spec)
+        expected_all(spec)
     except TaskError as exc:
         broken = (Finding(spec.id, "reference", str(exc)),) if artifact == "gold" else ()
         return JobResult(spec.id, artifact, findings=broken, broken_reference=True)
@@ -292,9 +293,11 @@ def _run_job(spec: TaskSpec, artifact: str, seeds: tuple[int, ...],
         return JobResult(spec.id, artifact, tuple(graded), replays=len(graded))
 
     findings: list[Finding] = []
-    repeats = key_repeats(spec, reference)
-    if repeats is not None:
-        findings.append(Finding(spec.id, "reference", repeats))
+    for target, table in zip(spec.targets, expected_all(spec), strict=True):
+        repeats = key_repeats(target, table)
+        if repeats is not None:
+            which = "" if len(spec.targets) == 1 else f"{target.reference_file}: "
+            findings.append(Finding(spec.id, "reference", which + repeats))
     findings += independent(spec)
     gold = spec.gold_for(engine)
     graded = _grade_artifact(spec, gold, seeds, every_batch=True, engine=engine)
@@ -317,14 +320,31 @@ def _run_job(spec: TaskSpec, artifact: str, seeds: tuple[int, ...],
 INDEPENDENT = "independent.sql"
 
 
+def independent_file(spec: TaskSpec, number: int) -> str:
+    """`independent.sql` for a task's only target, `independent.<name>.sql` for each of
+    several (as `reference.<name>.sql`)."""
+    return INDEPENDENT if len(spec.targets) == 1 else \
+        f"independent.{spec.targets[number].name}.sql"
+
+
 def independent(spec: TaskSpec) -> list[Finding]:
-    """`independent.sql` against `reference.sql`: on the complete log, then on the records
-    delivered after each batch of `in_order` seed 0, the first disagreement named."""
-    path = spec.path / INDEPENDENT
+    """Each target's `independent.sql` against its reference: on the complete log, then on
+    the records delivered after each batch of `in_order` seed 0, the first disagreement
+    named."""
+    found: list[Finding] = []
+    for number in range(len(spec.targets)):
+        found += _independent(spec, number)
+    return found
+
+
+def _independent(spec: TaskSpec, number: int) -> list[Finding]:
+    name = independent_file(spec, number)
+    target = spec.targets[number]
+    path = spec.path / name
     if not path.is_file():
         if not builtin(spec):
             return []
-        return [Finding(spec.id, "independent", f"no {INDEPENDENT}: a built-in task ships a "
+        return [Finding(spec.id, "independent", f"no {name}: a built-in task ships a "
                         "second reference written from the ticket and schemas alone")]
 
     def finding(reason: str, schedule: str | None = None, seed: int | None = None) -> Finding:
@@ -334,27 +354,28 @@ def independent(spec: TaskSpec) -> list[Finding]:
         sql = read_text(path, TaskError, what="independent reference")
     except TaskError as exc:
         return [Finding(spec.id, "independent", str(exc))]
-    problem = _query_problem(spec, sql)
+    problem = _query_problem(spec, sql, number)
     if problem is not None:
         return [finding(problem)]
     sched = make_schedule(spec, "in_order", 0)
     sets = [*delivered(sched).values()]
     try:
-        theirs = query_over(spec, sql, sets, INDEPENDENT)
+        theirs = query_over(spec, sql, sets, name, target=number)
     except TaskError as exc:
         return [Finding(spec.id, "independent", str(exc))]
-    ours = references_over(spec, sets)
-    for number, (want, got) in enumerate(zip(ours, theirs, strict=True)):
-        diff = compare(want, got, spec.target)
+    ours = references_over(spec, sets, target=number)
+    for batch, (want, got) in enumerate(zip(ours, theirs, strict=True)):
+        diff = compare(want, got, target)
         if not diff.ok:
-            where = ("on the complete log" if number == len(sets) - 1 else
-                     f"after batch {number} of in_order seed 0")
-            return [finding(f"disagrees with reference.sql {where}, taking reference.sql as "
-                            f"expected: {words.diff_line(diff.document())}", "in_order", 0)]
+            where = ("on the complete log" if batch == len(sets) - 1 else
+                     f"after batch {batch} of in_order seed 0")
+            return [finding(f"disagrees with {target.reference_file} {where}, taking "
+                            f"{target.reference_file} as expected: "
+                            f"{words.diff_line(diff.document())}", "in_order", 0)]
     return []
 
 
-def _query_problem(spec: TaskSpec, sql: str) -> str | None:
+def _query_problem(spec: TaskSpec, sql: str, number: int = 0) -> str | None:
     """Why `sql` is not one SELECT over the task's sources returning the target's columns."""
     try:
         parsed = sqlglot.parse(sql, read="duckdb")
@@ -373,9 +394,10 @@ def _query_problem(spec: TaskSpec, sql: str) -> str | None:
         return (f"reads {', '.join(strangers)}, which {which} (sources: "
                 f"{', '.join(sorted(sources))})")
     got = [s.alias_or_name for s in query.selects]
-    want = [c.name for c in spec.target.columns]
+    target = spec.targets[number]
+    want = [c.name for c in target.columns]
     if "*" not in got and sorted(g.lower() for g in got) != sorted(w.lower() for w in want):
-        return f"returns columns {got}; target {spec.target.name} declares {want}"
+        return f"returns columns {got}; target {target.name} declares {want}"
     return None
 
 
@@ -411,7 +433,7 @@ def _withheld_changes_target(spec: TaskSpec, sched: Schedule,
         return (f"the gold without the final batch stops with an error, so the withheld records "
                 f"cannot be judged: {outcome.failure.message}")
     assert outcome.table is not None
-    if compare(expected(spec), outcome.table, spec.target).ok:
+    if compare_all(expected_all(spec), outcome.tables, spec.targets).ok:
         return ("the withheld records do not change the target: the gold without the final "
                 "batch already equals the reference")
     return None

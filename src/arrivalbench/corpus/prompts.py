@@ -46,7 +46,7 @@ ENGINE_TITLES: dict[EngineName, str] = {name: f.title for name, f in FACTS.items
 
 SNAPSHOT_TEST = """\
 Before your script is accepted it is run once on a test batch holding the complete sample \
-data, and `main.{target}` is compared with the expected result. If that fails you will be \
+data, and {target} compared with the expected result. If that fails you will be \
 shown the error or the rows that differ and may send a corrected script{attempts}."""
 
 REPLY = "Reply with the complete pipeline as one SQL script in a single ```sql block."
@@ -96,12 +96,18 @@ def _source(source: Source, engine: EngineName = DEFAULT_ENGINE) -> str:
     return text
 
 
+def _tables(spec: TaskSpec) -> str:
+    """The target tables as the prose names them: `main.a`, or `main.a` and `main.b`."""
+    names = [f"`main.{t.name}`" for t in spec.targets]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 def _hints(spec: TaskSpec) -> str:
     evolving = f"`incoming.{spec.evolution.source}`" if spec.evolution else "a source table"
     lines = [f"- {HAZARD_HINTS[h].format(source=evolving)}" for h in spec.hazards]
     return ("## Delivery conditions\n\nThe batches will not be clean. Your pipeline will be run "
             "under each of these conditions, and after the last batch "
-            f"`main.{spec.target.name}` must still equal the result over all records "
+            f"{_tables(spec)} must still equal the result over all records "
             "delivered:\n\n" + "\n".join(lines))
 
 
@@ -110,7 +116,7 @@ def _architecture(spec: TaskSpec) -> str:
     return ("## Required design\n\nPersist the history of every record delivered, in a table "
             "in schema `main` per source, holding each record once: deduplicated on its record "
             f"key ({keys}). Add each batch's records to that history, then derive "
-            f"`main.{spec.target.name}` from the history alone, as a pure function of it "
+            f"{_tables(spec)} from the history alone, as a pure function of it "
             "(for example by rebuilding it from the history on every run), so that the target "
             "depends only on which records have been delivered, never on how or when.")
 
@@ -120,7 +126,7 @@ def _budget(spec: TaskSpec) -> str:
             "and the rows stored in schema `main` will reach billions. Each run may read only "
             "the records delivered to it and the stored rows it has to change: a run that "
             "rereads everything stored so far, or rebuilds "
-            f"`main.{spec.target.name}` from all of it, is not acceptable. The runner counts "
+            f"{_tables(spec)} from all of it, is not acceptable. The runner counts "
             "the rows every statement reads from tables in schema `main`; summed over all runs "
             "and divided by the number of records delivered, that figure must stay at or below "
             f"{spec.budget.read_amplification:g}.")
@@ -145,10 +151,11 @@ def build(spec: TaskSpec, variant: str = DEFAULT_VARIANT, max_turns: int = MAX_T
         f"## Request\n\n{spec.ticket}",
         *(_source(source, engine) for source in spec.sources),
     ]
-    target = spec.target
-    parts.append(f"## Target table `main.{target.name}`\n\n"
-                 f"{_columns(target.columns, engine)}\n\n"
-                 f"One row per {_keys(target.key)}.")
+    for target in spec.targets:
+        parts.append(f"## Target table `main.{target.name}`\n\n"
+                     f"{_columns(target.columns, engine)}\n\n"
+                     f"One row per {_keys(target.key)}.")
+    compared = f"{_tables(spec)} {'is' if len(spec.targets) == 1 else 'are each'}"
     parts.append(f"## How the pipeline is run\n\n{CONTRACTS[engine]}\n\n"
                  f"The {ENGINE_TITLES[engine]} version is {engine_version(engine)}.")
     if variant == "hazard_hint":
@@ -159,10 +166,10 @@ def build(spec: TaskSpec, variant: str = DEFAULT_VARIANT, max_turns: int = MAX_T
         parts.append(_budget(spec))
     attempts = f" ({max_turns} attempts in all)" if max_turns > 1 else ""
     if max_turns > 1:
-        test = SNAPSHOT_TEST.format(target=target.name, attempts=attempts)
+        test = SNAPSHOT_TEST.format(target=compared, attempts=attempts)
     else:
         test = (f"Your script is run once on a test batch holding the complete sample data, and "
-                f"`main.{target.name}` is compared with the expected result.")
+                f"{compared} compared with the expected result.")
     parts.append(f"## Test\n\n{test}")
     parts.append(REPLY)
     return "\n\n".join(parts) + "\n"

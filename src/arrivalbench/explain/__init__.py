@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from arrivalbench.core.checkpoints import Checked, final_delivered, reference_over, replay_checked
+from arrivalbench.core.checkpoints import Checked, final_delivered, references_all, replay_checked
 from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Failure, Limits, Table, backend
 from arrivalbench.core.grading import (
     DEFAULT_SEEDS,
@@ -22,7 +22,7 @@ from arrivalbench.core.grading import (
     plan_kinds,
     schedule,
 )
-from arrivalbench.core.oracle import Diff, compare
+from arrivalbench.core.oracle import Diff, compare_all
 from arrivalbench.core.plans import document as plan_document
 from arrivalbench.core.schedules import Schedule
 from arrivalbench.core.task import TaskSpec
@@ -101,8 +101,8 @@ def signature(spec: TaskSpec, plan: Schedule, checked: Checked, limits: Limits =
     if outcome.failure is not None:
         return ("ERROR", (outcome.failure.phase,))
     assert outcome.table is not None
-    final = compare(reference_over(spec, final_delivered(plan), limits), outcome.table,
-                    spec.target)
+    final = compare_all(references_all(spec, [final_delivered(plan)], limits)[0],
+                        outcome.tables, spec.targets)
     if not final.ok:
         return ("FAIL", kinds(final))
     first = checked.first_divergence
@@ -177,9 +177,9 @@ def explain(spec: TaskSpec, script: str, kind: str, seed: int, budget: int = DEF
     differs = (a.failure is None) != (b.failure is None) or \
         (a.failure is not None and b.failure is not None and
          (a.failure.phase, a.failure.batch) != (b.failure.phase, b.failure.batch)) or \
-        _rows(a.table) != _rows(b.table)
+        [_rows(t) for t in a.tables] != [_rows(t) for t in b.tables]
     if differs:
-        diff = compare(a.table, b.table, spec.target) if a.table and b.table else Diff(
+        diff = compare_all(a.tables, b.tables, spec.targets) if a.table and b.table else Diff(
             ({"problem": "error", "column": (a.failure or b.failure).message  # type: ignore[union-attr]
               },))
         return Explanation(spec, script, kind, seed, verdict, sig, first, diff,

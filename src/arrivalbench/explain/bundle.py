@@ -46,7 +46,8 @@ def write(out: Path, spec: TaskSpec, script: str, plan: Schedule, every_batch: b
     (out / "log").mkdir(parents=True, exist_ok=True)
     (out / "task.yaml").write_text(yaml.safe_dump(document, sort_keys=False, allow_unicode=True),
                                    encoding="utf-8")
-    (out / "reference.sql").write_text(spec.reference_sql, encoding="utf-8")
+    for target in spec.targets:  # reference.sql, or reference.<name>.sql for each of several
+        (out / target.reference_file).write_text(target.reference_sql, encoding="utf-8")
     (out / "gold.sql").write_text(spec.gold_sql, encoding="utf-8")
     (out / "pipeline.sql").write_text(script, encoding="utf-8")
     for source in spec.sources:

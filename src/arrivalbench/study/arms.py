@@ -92,7 +92,7 @@ def _quote(name: str) -> str:
 
 def history_tables(spec: TaskSpec) -> dict[str, str]:
     """Source name -> the name of its history table, clear of every other name in the task."""
-    taken = {spec.target.name.lower(), *(s.name.lower() for s in spec.sources)}
+    taken = {*(t.name.lower() for t in spec.targets), *(s.name.lower() for s in spec.sources)}
     names: dict[str, str] = {}
     for source in spec.sources:
         name = f"{source.name}_history"
@@ -137,8 +137,10 @@ def template_sql(spec: TaskSpec, engine: EngineName = DEFAULT_ENGINE) -> str:
             f"FROM incoming.{_quote(source.name)} AS d\n"
             f"WHERE NOT EXISTS (SELECT 1 FROM {table} AS h WHERE {match})\n"
             f"QUALIFY row_number() OVER (PARTITION BY {', '.join(f'd.{k}' for k in keys)}) = 1;\n")
-    query = bind_sources(spec, {name: f"main.{_quote(table)}" for name, table in history.items()})
-    parts.append(f"CREATE OR REPLACE TABLE main.{_quote(spec.target.name)} AS\n{query}\n;\n")
+    bound = {name: f"main.{_quote(table)}" for name, table in history.items()}
+    for number, target in enumerate(spec.targets):
+        query = bind_sources(spec, bound, number)
+        parts.append(f"CREATE OR REPLACE TABLE main.{_quote(target.name)} AS\n{query}\n;\n")
     return "\n".join(parts)
 
 
@@ -162,24 +164,29 @@ def _template_other(spec: TaskSpec, engine: EngineName) -> str:
             f"{', '.join(f'd.{n}' for n in names)}\n"
             f"FROM incoming.{_quote(source.name)} AS d\n"
             f"WHERE NOT EXISTS (SELECT 1 FROM {table} AS h WHERE {match});\n")
-    query = bind_sources(spec, {name: f"main.{_quote(table)}" for name, table in history.items()})
-    query = dialects.transpile(query, engine, str(spec.path / "reference.sql"))
-    target = f"main.{_quote(spec.target.name)}"
-    parts.append(f"BEGIN;\nDROP TABLE IF EXISTS {target};\nCREATE TABLE {target} AS\n"
-                 f"{query}\n;\nCOMMIT;\n")
+    bound = {name: f"main.{_quote(table)}" for name, table in history.items()}
+    rebuilt = []  # every target in one transaction: they stay consistent with each other
+    for number, spec_target in enumerate(spec.targets):
+        query = dialects.transpile(bind_sources(spec, bound, number), engine,
+                                   str(spec.path / spec_target.reference_file))
+        target = f"main.{_quote(spec_target.name)}"
+        rebuilt.append(f"DROP TABLE IF EXISTS {target};\nCREATE TABLE {target} AS\n"
+                       f"{query}\n;\n")
+    parts.append(f"BEGIN;\n{''.join(rebuilt)}COMMIT;\n")
     return "\n".join(parts)
 
 
-def bind_sources(spec: TaskSpec, tables: dict[str, str]) -> str:
-    """`reference.sql` with every reference to a source (bare, or `main.`-qualified, matched
-    case-insensitively, not shadowed by a CTE of the same name) replaced by `tables[source]`.
+def bind_sources(spec: TaskSpec, tables: dict[str, str], target: int = 0) -> str:
+    """The `target`-th target's reference query with every reference to a source (bare, or
+    `main.`-qualified, matched case-insensitively, not shadowed by a CTE of the same name)
+    replaced by `tables[source]`.
 
     sqlglot finds the references; the replacement is made in the original text at their exact
     positions, so everything else of the query keeps its author's spelling. A reference without
     an alias gets the source's name as alias, so `orders.amount` still resolves. Trailing
     semicolons and comments after the query are dropped."""
-    where = spec.path / "reference.sql"
-    text = spec.reference_sql
+    where = spec.path / spec.targets[target].reference_file
+    text = spec.targets[target].reference_sql
     try:
         statements = [s for s in sqlglot.parse(text, dialect="duckdb")
                       if s is not None and not isinstance(s, exp.Semicolon)]

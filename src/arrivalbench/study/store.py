@@ -252,6 +252,8 @@ class Store:
                     "type": spec.evolution.type},
                    "budget": {"read_amplification": spec.budget.read_amplification},
                    "tier": spec.tier, "family": spec.family}
+        if len(spec.targets) > 1:
+            summary["targets"] = [t.name for t in spec.targets]
         if any(n.fails_on(e) != n.fails for n in spec.negatives for e in ENGINES):
             # Only then, so that a task declared alike on every engine keeps its bytes.
             summary["fails_by_engine"] = {e: {n.name: list(n.fails_on(e)) for n in

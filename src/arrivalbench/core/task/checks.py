@@ -115,14 +115,14 @@ def parse(path: Path, folder_digest: str) -> TaskSpec:
     """Validate task.yaml section by section, in a fixed order (the first problem is the one
     reported), then read the SQL files."""
     top = _document(path / "task.yaml")
-    top.only("id", "title", "mode", "difficulty", "ticket", "sources", "target", "hazards",
-             "evolution", "negatives", "gold_idiom", "budget", "tier", "family")
+    top.only("id", "title", "mode", "difficulty", "ticket", "sources", "target", "targets",
+             "hazards", "evolution", "negatives", "gold_idiom", "budget", "tier", "family")
     task_id = top.get("id", str)
     if task_id != path.name:
         raise top.fail("id", f"{task_id!r} must equal the folder name {path.name!r}; rename "
                              f"the folder to {task_id!r} (or set id: {path.name})")
     sources = _sources(top)
-    target = _target(top.sub("target"))
+    targets = _targets(top, path, sources)
     hazards = _hazards(top)
     evolution = _evolution(top, hazards, sources)
     negatives = _negatives(top, hazards, path)
@@ -135,12 +135,11 @@ def parse(path: Path, folder_digest: str) -> TaskSpec:
         difficulty=cast(Difficulty, top.choice("difficulty", DIFFICULTIES)),
         ticket=top.get("ticket", str).strip(),
         sources=sources,
-        target=target,
+        targets=targets,
         hazards=hazards,
         evolution=evolution,
         negatives=negatives,
         gold_idiom=top.get("gold_idiom", str, None),
-        reference_sql=_read_sql(path / "reference.sql"),
         gold_sql=_read_sql(path / "gold.sql"),
         path=path,
         log_files=log_files,
@@ -211,7 +210,33 @@ def _sources(top: _Fields) -> tuple[Source, ...]:
     return tuple(sources)
 
 
-def _target(tsub: _Fields) -> Target:
+def _targets(top: _Fields, path: Path, sources: tuple[Source, ...]) -> tuple[Target, ...]:
+    """`target:` (one table, defined by reference.sql) or `targets:` (a list; each defined by
+    reference.<name>.sql when there are several)."""
+    if ("target" in top.data) == ("targets" in top.data):
+        raise top.fail("target", "give either target: (one table) or targets: (a list of "
+                                 "tables), not both" if "target" in top.data else "is required")
+    if "target" in top.data:
+        return (_target(top.sub("target"), path, "reference.sql"),)
+    raw = top.get("targets", list)
+    if not raw:
+        raise top.fail("targets", "must list at least one target")
+    targets: list[Target] = []
+    for number, item in enumerate(raw):
+        tsub = _Fields(top.file, f"targets[{number}]", item)
+        name = tsub.get("name", str)
+        file = "reference.sql" if len(raw) == 1 else f"reference.{name}.sql"
+        targets.append(_target(tsub, path, file))
+    names = [t.name.lower() for t in targets]
+    taken = {s.name.lower() for s in sources}
+    for number, name in enumerate(names):
+        if name in names[:number] or name in taken:
+            raise top.fail(f"targets[{number}].name", f"{targets[number].name!r} is already "
+                           "the name of another target or a source; give each table its own")
+    return tuple(targets)
+
+
+def _target(tsub: _Fields, path: Path, file: str) -> Target:
     tsub.only("name", "columns", "key", "tolerance")
     tcolumns = _columns(tsub, "columns")
     key = tsub.names("key", tuple(c.name for c in tcolumns))
@@ -220,7 +245,8 @@ def _target(tsub: _Fields) -> Target:
     tolerance = tsub.get("tolerance", (int, float), 1e-9)
     if not 0 <= tolerance < 1:
         raise tsub.fail("tolerance", f"{tolerance!r} must be a relative tolerance in [0, 1)")
-    return Target(tsub.get("name", str), tcolumns, key, float(tolerance))
+    return Target(tsub.get("name", str), tcolumns, key, float(tolerance),
+                  _read_sql(path / file), file)
 
 
 def _hazards(top: _Fields) -> tuple[Hazard, ...]:

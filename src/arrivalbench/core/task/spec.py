@@ -55,10 +55,16 @@ class Source:
 
 @dataclass(frozen=True)
 class Target:
+    """A table the pipeline keeps, with the batch query that defines it: `reference_sql`, read
+    from `reference_file` (`reference.sql` for a task's only target, `reference.<name>.sql`
+    for each of several)."""
+
     name: str
     columns: tuple[Column, ...]
     key: tuple[str, ...]
     tolerance: float
+    reference_sql: str = ""
+    reference_file: str = "reference.sql"
 
 
 @dataclass(frozen=True)
@@ -122,12 +128,11 @@ class TaskSpec:
     difficulty: Difficulty
     ticket: str
     sources: tuple[Source, ...]
-    target: Target
+    targets: tuple[Target, ...]  # one or more; every one is compared (DESIGN §16)
     hazards: tuple[Hazard, ...]
     evolution: Evolution | None
     negatives: tuple[Negative, ...]
     gold_idiom: str | None
-    reference_sql: str
     gold_sql: str
     path: Path
     log_files: tuple[Path, ...]
@@ -138,6 +143,17 @@ class TaskSpec:
     tier: Tier = DEFAULT_TIER
     tier_declared: bool = False  # whether task.yaml names its tier (built-in tasks must)
     family: str | None = None  # the kind of data problem, e.g. identity_stitching
+
+    @property
+    def target(self) -> Target:
+        """The first target: the only one of a single-target task. What concerns every target
+        (grading, cost, the reference) goes through `targets`."""
+        return self.targets[0]
+
+    @property
+    def reference_sql(self) -> str:
+        """The first target's reference query."""
+        return self.targets[0].reference_sql
 
     def source(self, name: str) -> Source:
         return next(s for s in self.sources if s.name == name)
