@@ -1,5 +1,5 @@
 """`grade PROJECT --data DIR`: a dbt project's incremental model on the user's own data, against
-the same model built with `--full-refresh` over all of it (DESIGN §15). Real dbt throughout;
+the same model built with `--full-refresh` over all of it (docs/dbt.md). Real dbt throughout;
 each derived task is built once per module (one parse and one full refresh)."""
 
 from __future__ import annotations

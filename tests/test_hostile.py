@@ -1,5 +1,5 @@
 """The hostile corpus: artifacts written as an attacker would, each with the outcome the
-harness promises (DESIGN.md §14, SECURITY.md).
+harness promises (SECURITY.md).
 
 DuckDB scripts are files in `hostile/duckdb/`, their first line `-- expect: STATUS PHASE`;
 each is graded on the snapshot schedule of a built-in task. dbt projects are built here, since

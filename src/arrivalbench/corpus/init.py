@@ -271,7 +271,7 @@ def _check_reference(spec: TaskSpec, limits: Limits) -> None:
                         "name the columns that make one row")
 
 
-# -- a task from a dbt project and its data (DESIGN §15) ----------------------------------------
+# -- a task from a dbt project and its data (docs/dbt.md) -----------------------------------------
 
 DATA_SUFFIXES = (".csv", ".parquet", ".jsonl")
 # The types a materialized reference spells out: DuckDB's scalar type names, never a quote.

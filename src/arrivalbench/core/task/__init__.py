@@ -1,4 +1,4 @@
-"""The task format (DESIGN §3): a task folder read into a `TaskSpec`.
+"""The task format (docs/tasks.md): a task folder read into a `TaskSpec`.
 
 `spec` holds the values, `checks` reads task.yaml and a folder into them, `digest` keys a
 folder's content, `resolution` finds a task by built-in id or path. Every layer imports the

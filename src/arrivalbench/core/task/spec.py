@@ -24,7 +24,7 @@ LOG_SUFFIXES = (".jsonl", ".csv", ".parquet")  # the formats of log/<source>.*
 MODES: tuple[Mode, ...] = get_args(Mode)
 DIFFICULTIES: tuple[Difficulty, ...] = get_args(Difficulty)
 # The core tier is the paper's study; the hard tier holds tasks whose correct maintenance needs
-# state beyond a keyed upsert or an additive delta (DESIGN §16).
+# state beyond a keyed upsert or an additive delta (docs/tasks.md, Tiers).
 Tier = Literal["core", "hard"]
 TIERS: tuple[Tier, ...] = get_args(Tier)
 DEFAULT_TIER: Tier = "core"
@@ -128,7 +128,7 @@ class TaskSpec:
     difficulty: Difficulty
     ticket: str
     sources: tuple[Source, ...]
-    targets: tuple[Target, ...]  # one or more; every one is compared (DESIGN §16)
+    targets: tuple[Target, ...]  # one or more; every one is compared
     hazards: tuple[Hazard, ...]
     evolution: Evolution | None
     negatives: tuple[Negative, ...]

@@ -1,4 +1,4 @@
-"""A dbt project graded on the user's own data (DESIGN §15): what the project declares about
+"""A dbt project graded on the user's own data (docs/dbt.md): what the project declares about
 its sources and its incremental model, and the model built with `--full-refresh` over all the
 data, which is the oracle.
 
