@@ -40,6 +40,9 @@ def test_run_explain_stores_minimal_plans_and_the_report_shows_them(
     page = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
     assert "Minimal failing plans" in page and "one record twice in one batch" in page
     assert "(again)" in page  # the timeline marks the repeat
+    text = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")  # the same section
+    assert "## Minimal failing plans" in text and "| `one record twice in one batch` | 1 |" in text
+    assert "(again)" in text and text.index("## Minimal") < text.index("## Definitions")
 
 
 def test_explain_results_refuses_a_missing_file(tmp_path: Path,

@@ -73,9 +73,10 @@ def write(results: Path | str, out: Path | str, arms: Sequence[str] = (),
     files: dict[Path, str] = {out / "metrics.json": metrics_json(doc)}
     files |= {out / f"{t.name}.csv": tables.to_csv(t) for t in built}
     files |= {out / "figures" / f"{c.name}.svg": c.svg for c in charts}
-    files[out / "report.md"] = markdown.render(shown, built, charts, METHOD, count)
-    from arrivalbench.report.timeline import section
+    from arrivalbench.report.timeline import markdown_section, section
 
+    files[out / "report.md"] = markdown.render(shown, built, charts, METHOD, count,
+                                               markdown_section(results))
     files[out / "report.html"] = html.render(shown, built, charts, METHOD, count,
                                              section(results))
     try:

@@ -59,7 +59,8 @@ def table_md(table: Table) -> str:
 
 
 def render(doc: Mapping[str, Any], tables: Sequence[Table], charts: Sequence[Chart],
-           method: str, verdicts: int) -> str:
+           method: str, verdicts: int, extra: str = "") -> str:
+    """`extra`: a section of its own (the explained cells'), before the definitions."""
     arms = list(doc["arms"])
     parts = [
         "# ArrivalBench report",
@@ -82,6 +83,8 @@ def render(doc: Mapping[str, Any], tables: Sequence[Table], charts: Sequence[Cha
         parts += [f"### {chart.title}", "", f"![{chart.title}](figures/{chart.name}.svg)", "",
                   chart.caption, ""]
     parts += [table_md(t) for t in tables[1:]]
+    if extra:
+        parts += [extra]
     parts += ["## Definitions", ""]
     parts += definitions(doc)
     return "\n".join(parts) + "\n"

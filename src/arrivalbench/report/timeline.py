@@ -1,5 +1,6 @@
 """The report's section on explained cells: failing cells counted by the shape of their minimal
-plan, and each explained cell's timeline, one collapsed block per cell to open by choice.
+plan, and each explained cell's timeline — in report.html one collapsed block per cell to open
+by choice, in report.md one code block per cell.
 
 Empty (and the report unchanged) when the results file holds no `minimal_plans` table, which
 `arrivalbench explain --results` or `run --explain` writes."""
@@ -22,29 +23,56 @@ def shape_counts(docs: list[dict[str, JSON]]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
+def _title(doc: dict[str, JSON]) -> str:
+    return (f"{doc['task']} · {doc['schedule']} seed {doc['seed']} · {doc['verdict']} · "
+            f"{doc['shape']} · {str(doc['artifact'])[:19]}")
+
+
+def _body(doc: dict[str, JSON]) -> str:
+    return "\n".join(lines(doc["timeline"])) if doc["timeline"] else \
+        "(no timeline: " + str(doc["shape"]) + ")"
+
+
+def _more(docs: list[dict[str, JSON]]) -> str:
+    return "" if len(docs) <= MAX_CELLS else \
+        f"{len(docs) - MAX_CELLS} more explained cells are not shown."
+
+
+TITLE = "Minimal failing plans"
+LEAD = ("Each failing artifact shrunk to the smallest delivery plan that fails the same way, "
+        "counted by shape")
+
+
 def section(results: Path | str) -> str:
     docs = read(Path(results))
     if not docs:
         return ""
     rows = "".join(f'<tr><td>{html.escape(name)}</td><td class="num">{count}</td></tr>'
                    for name, count in shape_counts(docs))
-    blocks = []
-    for doc in docs[:MAX_CELLS]:
-        title = (f"{doc['task']} · {doc['schedule']} seed {doc['seed']} · {doc['verdict']} · "
-                 f"{doc['shape']} · {str(doc['artifact'])[:19]}")
-        body = "\n".join(lines(doc["timeline"])) if doc["timeline"] else \
-            "(no timeline: " + str(doc["shape"]) + ")"
-        blocks.append(f"<details><summary>{html.escape(title)}</summary>"
-                      f"<pre>{html.escape(body)}</pre></details>")
-    more = "" if len(docs) <= MAX_CELLS else \
-        f'<p class="muted">{len(docs) - MAX_CELLS} more explained cells are not shown.</p>'
+    blocks = [f"<details><summary>{html.escape(_title(doc))}</summary>"
+              f"<pre>{html.escape(_body(doc))}</pre></details>" for doc in docs[:MAX_CELLS]]
+    more = f'<p class="muted">{_more(docs)}</p>' if _more(docs) else ""
     return f"""<section id="minimal-plans">
-<h2>Minimal failing plans</h2>
-<p class="muted">Each failing artifact shrunk to the smallest delivery plan that fails the same
-way, counted by shape; open a cell for its timeline.</p>
+<h2>{TITLE}</h2>
+<p class="muted">{LEAD}; open a cell for its timeline.</p>
 <div class="scroll"><table><thead><tr><th>shape</th><th class="num">cells</th></tr></thead>
 <tbody>{rows}</tbody></table></div>
 {"".join(blocks)}
 {more}
 </section>
 """
+
+
+def markdown_section(results: Path | str) -> str:
+    """The same section for report.md: the shape counts, then each cell's timeline."""
+    docs = read(Path(results))
+    if not docs:
+        return ""
+    parts = [f"## {TITLE}", "", f"{LEAD}, then each cell's timeline.", "",
+             "| shape | cells |", "| --- | ---: |"]
+    parts += [f"| `{name}` | {count} |" for name, count in shape_counts(docs)]
+    for doc in docs[:MAX_CELLS]:
+        parts += ["", f"### {_title(doc)}", "", "```", _body(doc), "```"]
+    if _more(docs):
+        parts += ["", _more(docs)]
+    return "\n".join(parts) + "\n"
