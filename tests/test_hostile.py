@@ -330,6 +330,8 @@ def test_grade_replays_a_script_in_a_bounded_worker(tmp_path: Path) -> None:
     import subprocess
     import sys
 
+    from arrivalbench.study.executors.local import WORKER_DATA
+
     script = HOSTILE / "duckdb" / "memory_big_string.sql"
     done = subprocess.run([sys.executable, "-c", GRADER_PEAK, "grade", str(script), "--task",
                            TASK, "--schedule", "snapshot", "--seeds", "1", "--json"],
@@ -337,4 +339,6 @@ def test_grade_replays_a_script_in_a_bounded_worker(tmp_path: Path) -> None:
     code, peak_kb = done.stderr.split()[-2:]
     entries = json.loads(done.stdout)["verdicts"]
     assert [(e["verdict"], e["detail"]["phase"]) for e in entries] == [("ERROR", "memory")]
-    assert code == "1" and int(peak_kb) < 1024 * 1024  # kilobytes on Linux: under 1 GB
+    # kilobytes on Linux. In its own process the value took the grader to 4.2 GB; here the
+    # grader measures about 150 MB alone, and stays under the workers' own bound in any case.
+    assert code == "1" and int(peak_kb) * 1024 < WORKER_DATA
