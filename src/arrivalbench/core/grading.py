@@ -177,9 +177,6 @@ def grade_artifact(spec: TaskSpec, script: Artifact | str, points: Iterable[Poin
         yield grade_point(spec, script, point, limits, every_batch, measure, engine_name)
 
 
-PLAN_KIND = "plan"  # the schedule name of a verdict on an explicit plan
-
-
 def grade_plan(spec: TaskSpec, script: str, path: Path, limits: Limits = Limits(),
                every_batch: bool = False, engine_name: EngineName = DEFAULT_ENGINE) -> Verdict:
     """Replay the explicit plan in `path`; its verdict is filed under the schedule and seed the

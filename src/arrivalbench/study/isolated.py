@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from arrivalbench.core import plans
 from arrivalbench.core.containment import limit_self
 from arrivalbench.core.engine import EngineName, Limits, backend
-from arrivalbench.core.grading import PLAN_KIND, Point, grade_plan
+from arrivalbench.core.grading import Point, grade_plan
 from arrivalbench.core.task import TaskSpec, source_of
 from arrivalbench.core.values import JSON
 from arrivalbench.core.verdict import Verdict
@@ -97,8 +97,9 @@ class PlanUnit:
         detail: dict[str, JSON] = {"phase": phase, "batch": None, "statement": None,
                                    "message": message}
         engine = backend(self.engine)
-        return Result(Verdict(spec.id, spec.digest, PLAN_KIND, 0, sched.digest, self.artifact,
-                              "ERROR", detail, engine.NAME, engine.version()), 0.0, 0.0)
+        return Result(Verdict(spec.id, spec.digest, sched.kind, sched.seed, sched.digest,
+                              self.artifact, "ERROR", detail, engine.NAME, engine.version()),
+                      0.0, 0.0)
 
     def check(self, result: Result) -> None:
         v = result.verdict
