@@ -88,6 +88,21 @@ def test_forty_core_tasks_and_a_hard_tier() -> None:
     assert tiers.count("core") == 40 and tiers.count("hard") >= 5
 
 
+def test_hard_tasks_are_complete_on_both_engines() -> None:
+    """Each hard task ships its incremental pipeline, a PostgreSQL twin of every pipeline, and
+    at least three negatives; at least three ship a log ten times the core tier's median."""
+    core_median = sorted(len(load_log(s).timeline) for s in specs())[len(specs()) // 2]
+    big = 0
+    for spec in specs("hard"):
+        files = ["gold", "incremental", *(f"negatives/{n.name}" for n in spec.negatives)]
+        missing = [f"{f}.postgres.sql" for f in files
+                   if not (spec.path / f"{f}.postgres.sql").is_file()]
+        assert (spec.path / "incremental.sql").is_file() and not missing, (spec.id, missing)
+        assert len(spec.negatives) >= 3, spec.id
+        big += len(load_log(spec).timeline) >= 10 * core_median
+    assert big >= 3
+
+
 def test_at_least_ten_tasks_per_mode_and_per_difficulty() -> None:
     modes = Counter(s.mode for s in specs())
     difficulties = Counter(s.difficulty for s in specs())
