@@ -308,3 +308,24 @@ def test_run_never_writes_into_a_database_it_did_not_create(
     assert err.count("\n") == 1 and "not a results file written by arrivalbench" in err
     assert str(other) in err
     assert other.read_bytes() == before
+
+
+def test_a_task_without_a_template_is_a_cell_without_a_script_and_says_why(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A reference the template cannot bind to history tables (here: it reads no source) does
+    not stop the run: the template's cell is stored without a script, with the reason, which
+    the run says once and the summary counts."""
+    folder = write_task(tmp_path, reference="SELECT 'x' AS shop, "
+                        "CAST(0 AS DECIMAL(12,2)) AS revenue, 0 AS orders\n")
+    results = tmp_path / "r.duckdb"
+    code, out, err = cli(capsys, "run", "--task", str(folder), "--arm", "template",
+                         "--arm", "gold", "--seeds", "1", "--results", str(results))
+    assert code == 0, err
+    assert err.splitlines() == [
+        f"arrivalbench: warning: template: tiny: no template: {folder / 'reference.sql'}: "
+        "reads none of the sources (orders)"]
+    assert "template: 1 cell without a script" in " ".join(out.split())
+    assert rows(results, "SELECT arm, artifact IS NULL, reason FROM cells ORDER BY arm") == [
+        ("gold", False, None),
+        ("template", True, f"no template: {folder / 'reference.sql'}: reads none of the "
+                           "sources (orders)")]

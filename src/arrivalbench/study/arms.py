@@ -38,13 +38,15 @@ TEMPLATE_VERSION = 1
 
 @dataclass(frozen=True)
 class Artifact:
-    """One script of one arm for one task, with where it came from."""
+    """One script of one arm for one task, with where it came from. `sql` None: the arm has no
+    script for the task, and `reason` says why (the cell is stored without a script)."""
 
     arm: str
     spec: TaskSpec
     replicate: int
-    sql: str
+    sql: str | None
     provenance: dict[str, JSON] = field(default_factory=dict)
+    reason: str | None = None
 
 
 def _file(spec: TaskSpec, relative: str) -> str:
@@ -68,8 +70,15 @@ def negatives(spec: TaskSpec, engine: EngineName = DEFAULT_ENGINE) -> list[Artif
 
 
 def template(spec: TaskSpec, engine: EngineName = DEFAULT_ENGINE) -> list[Artifact]:
-    return [Artifact("template", spec, 0, template_sql(spec, engine),
-                     {"generator": "template", "version": TEMPLATE_VERSION})]
+    """The template of `spec`, or, when its reference cannot be bound to history tables (not
+    one query, or one sqlglot cannot read or translate), a cell without a script that says
+    why: one task without a template does not stop a run of many."""
+    provenance: dict[str, JSON] = {"generator": "template", "version": TEMPLATE_VERSION}
+    try:
+        sql = template_sql(spec, engine)
+    except TaskError as exc:
+        return [Artifact("template", spec, 0, None, provenance, f"no template: {exc}")]
+    return [Artifact("template", spec, 0, sql, provenance)]
 
 
 def builtin(arm: str, specs: Sequence[TaskSpec], engine: EngineName = DEFAULT_ENGINE

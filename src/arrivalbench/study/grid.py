@@ -143,7 +143,9 @@ def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None
     check_seeds(seeds)
     specs = resolve_tasks(tasks)
     artifacts = [a for arm in chosen for a in armlib.builtin(arm, specs, engine)]
-    warnings: list[str] = []
+    warnings = [f"{a.arm}: {a.spec.id}: {a.reason}" for a in artifacts if a.sql is None]
+    for message in warnings:
+        warn(message)
     arm_names = list(chosen)
     if submissions is not None:
         folder = armlib.submissions(Path(submissions), specs, arm_name, allow_unmatched)
@@ -174,6 +176,12 @@ def _store_artifacts(store: Store, arms: Sequence[str], specs: Sequence[TaskSpec
         for arm in arms:
             cells = []
             for artifact in by_cell.get((arm, spec.id), []):
+                if artifact.sql is None:
+                    cell = Cell(arm, spec.id, spec.digest, artifact.replicate, None,
+                                artifact.reason, artifact.provenance, engine)
+                    cells.append(cell)
+                    planned.append(_Planned(cell, spec, source))
+                    continue
                 known = store.artifact_idioms(digest(artifact.sql))
                 tags = known if known is not None else armlib.idioms(artifact.sql, spec)
                 store.add_artifact(artifact.sql, tags)
