@@ -43,6 +43,11 @@ def test_run_explain_stores_minimal_plans_and_the_report_shows_them(
     text = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")  # the same section
     assert "## Minimal failing plans" in text and "| `one record twice in one batch` | 1 |" in text
     assert "(again)" in text and text.index("## Minimal") < text.index("## Definitions")
+    # A report of other arms (or of another tier) shows none of the negative's explained cells.
+    code, _, err = cli(capsys, "report", "--results", str(results), "--arm", "gold", "--out",
+                       str(tmp_path / "gold"))
+    assert code == 0, err
+    assert "Minimal failing plans" not in (tmp_path / "gold" / "report.md").read_text("utf-8")
 
 
 def test_explain_results_refuses_a_missing_file(tmp_path: Path,

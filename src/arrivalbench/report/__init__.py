@@ -73,12 +73,13 @@ def write(results: Path | str, out: Path | str, arms: Sequence[str] = (),
     files: dict[Path, str] = {out / "metrics.json": metrics_json(doc)}
     files |= {out / f"{t.name}.csv": tables.to_csv(t) for t in built}
     files |= {out / "figures" / f"{c.name}.svg": c.svg for c in charts}
-    from arrivalbench.report.timeline import markdown_section, section
+    from arrivalbench.report.timeline import explained, markdown_section, section
 
+    docs = explained(results, {(c.task, c.artifact) for c in data.cells if c.artifact})
     files[out / "report.md"] = markdown.render(shown, built, charts, METHOD, count,
-                                               markdown_section(results))
+                                               markdown_section(docs))
     files[out / "report.html"] = html.render(shown, built, charts, METHOD, count,
-                                             section(results))
+                                             section(docs))
     try:
         for name, *_ in figures.FIGURES:  # a figure this report does not have must not linger
             stale = out / "figures" / f"{name}.svg"

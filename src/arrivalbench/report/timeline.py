@@ -3,12 +3,14 @@ plan, and each explained cell's timeline — in report.html one collapsed block 
 by choice, in report.md one code block per cell.
 
 Empty (and the report unchanged) when the results file holds no `minimal_plans` table, which
-`arrivalbench explain --results` or `run --explain` writes."""
+`arrivalbench explain --results` or `run --explain` writes. A report of some arms or of one tier
+shows the explained cells of its own (task, artifact) pairs only."""
 
 from __future__ import annotations
 
 import html
 from collections import Counter
+from collections.abc import Collection
 from pathlib import Path
 
 from arrivalbench.core.values import JSON
@@ -43,8 +45,13 @@ LEAD = ("Each failing artifact shrunk to the smallest delivery plan that fails t
         "counted by shape")
 
 
-def section(results: Path | str) -> str:
-    docs = read(Path(results))
+def explained(results: Path | str, cells: Collection[tuple[str, str]]
+              ) -> list[dict[str, JSON]]:
+    """The explained cells of `results` whose (task, artifact) is among `cells`."""
+    return [d for d in read(Path(results)) if (d["task"], d["artifact"]) in cells]
+
+
+def section(docs: list[dict[str, JSON]]) -> str:
     if not docs:
         return ""
     rows = "".join(f'<tr><td>{html.escape(name)}</td><td class="num">{count}</td></tr>'
@@ -63,9 +70,8 @@ def section(results: Path | str) -> str:
 """
 
 
-def markdown_section(results: Path | str) -> str:
+def markdown_section(docs: list[dict[str, JSON]]) -> str:
     """The same section for report.md: the shape counts, then each cell's timeline."""
-    docs = read(Path(results))
     if not docs:
         return ""
     parts = [f"## {TITLE}", "", f"{LEAD}, then each cell's timeline.", "",
