@@ -17,6 +17,7 @@ from loggen import (
     finance,
     gaps_islands,
     hr,
+    identity,
     iot,
     logistics,
     reversals,
@@ -42,4 +43,5 @@ REGISTRY: dict[str, Generator] = {
     **gaps_islands.GENERATORS,
     **running_state.GENERATORS,
     **reversals.GENERATORS,
+    **identity.GENERATORS,
 }
