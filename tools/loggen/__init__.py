@@ -11,6 +11,7 @@ from collections.abc import Callable
 from loggen import (
     ads,
     analytics,
+    attribution,
     billing,
     commerce,
     debounce,
@@ -44,4 +45,5 @@ REGISTRY: dict[str, Generator] = {
     **running_state.GENERATORS,
     **reversals.GENERATORS,
     **identity.GENERATORS,
+    **attribution.GENERATORS,
 }
