@@ -25,6 +25,7 @@ from loggen import (
     rolling_window,
     running_state,
     support,
+    top_sellers,
 )
 
 Generator = Callable[[], dict[str, list[dict]]]
@@ -46,4 +47,5 @@ REGISTRY: dict[str, Generator] = {
     **reversals.GENERATORS,
     **identity.GENERATORS,
     **attribution.GENERATORS,
+    **top_sellers.GENERATORS,
 }
