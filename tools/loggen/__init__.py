@@ -11,18 +11,21 @@ from collections.abc import Callable
 from loggen import (
     ads,
     analytics,
+    attribution,
     billing,
     commerce,
     debounce,
     finance,
     gaps_islands,
     hr,
+    identity,
     iot,
     logistics,
     reversals,
     rolling_window,
     running_state,
     support,
+    top_sellers,
 )
 
 Generator = Callable[[], dict[str, list[dict]]]
@@ -42,4 +45,7 @@ REGISTRY: dict[str, Generator] = {
     **gaps_islands.GENERATORS,
     **running_state.GENERATORS,
     **reversals.GENERATORS,
+    **identity.GENERATORS,
+    **attribution.GENERATORS,
+    **top_sellers.GENERATORS,
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 TS_FORMAT = "%Y-%m-%d %H:%M:%S"
 
@@ -97,3 +97,15 @@ def same_second(rng: random.Random, rows: list[dict], time: str, entity: str, co
         if low < ra[time] < high:
             rb[time] = ra[time]
             moved += 1
+
+
+def numbered(rng: random.Random, rows: list[dict], sort_key: Callable[[dict], tuple],
+             id_column: str, first: int, steps: Sequence[int], time: str) -> list[dict]:
+    """The rows in `sort_key` order as records: ids from `first` up by a step drawn from
+    `steps` (other tables' ids interleave), the time column formatted."""
+    records = []
+    number = first
+    for row in sorted(rows, key=sort_key):
+        number += rng.choice(steps)
+        records.append({**row, id_column: number, time: ts(row[time])})
+    return records

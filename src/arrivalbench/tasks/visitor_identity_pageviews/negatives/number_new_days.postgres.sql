@@ -1,0 +1,230 @@
+-- Day numbers as days appear: a person's new day gets the number after the person's highest
+-- one, and a stored day keeps its number (a merge carries the merged person's numbers over).
+-- The map is relabelled per merged person, page counts move and add up per page; views are
+-- counted once by view id; everything commits together.
+BEGIN TRANSACTION;
+
+CREATE TABLE IF NOT EXISTS identity_map (
+    id        VARCHAR PRIMARY KEY,
+    person_id VARCHAR
+);
+
+CREATE TABLE IF NOT EXISTS person_daily_views (
+    person_id  VARCHAR,
+    day        DATE,
+    views      BIGINT,
+    pages      BIGINT,
+    day_number BIGINT
+);
+
+CREATE TABLE IF NOT EXISTS person_day_pages (
+    person_id VARCHAR,
+    day       DATE,
+    page      VARCHAR,
+    views     BIGINT
+);
+
+CREATE TABLE IF NOT EXISTS view_ids (view_id BIGINT PRIMARY KEY);
+
+DROP TABLE IF EXISTS batch_view_ids;
+
+CREATE TEMP TABLE batch_view_ids AS
+SELECT view_id FROM incoming.page_views
+UNION ALL SELECT coalesce(min(view_id), -1) FROM incoming.page_views;
+
+DROP TABLE IF EXISTS known_views;
+
+CREATE TEMP TABLE known_views AS
+SELECT v.view_id FROM view_ids AS v WHERE v.view_id IN (SELECT view_id FROM batch_view_ids);
+
+DROP TABLE IF EXISTS fresh_views;
+
+CREATE TEMP TABLE fresh_views AS
+SELECT DISTINCT ON (view_id) view_id, visitor_id, page, CAST(viewed_at AS DATE) AS day
+FROM incoming.page_views
+WHERE view_id NOT IN (SELECT view_id FROM known_views)
+ORDER BY view_id;
+
+DROP TABLE IF EXISTS batch_links;
+
+CREATE TEMP TABLE batch_links AS
+SELECT DISTINCT id_a, id_b FROM incoming.identity_links;
+
+-- Every id the batch mentions, with its current person (itself when the map does not know it).
+DROP TABLE IF EXISTS mentioned;
+
+CREATE TEMP TABLE mentioned AS
+SELECT id_a AS id FROM batch_links
+UNION SELECT id_b FROM batch_links
+UNION SELECT visitor_id FROM fresh_views WHERE visitor_id IS NOT NULL;
+
+DROP TABLE IF EXISTS mentioned_keys;
+
+CREATE TEMP TABLE mentioned_keys AS
+SELECT id FROM mentioned UNION ALL SELECT coalesce(min(id), '') FROM mentioned;
+
+DROP TABLE IF EXISTS mapped;
+
+CREATE TEMP TABLE mapped AS
+SELECT m.id, m.person_id FROM identity_map AS m WHERE m.id IN (SELECT id FROM mentioned_keys);
+
+DROP TABLE IF EXISTS current_people;
+
+CREATE TEMP TABLE current_people AS
+SELECT t.id, coalesce(m.person_id, t.id) AS person_id
+FROM mentioned AS t LEFT JOIN mapped AS m ON m.id = t.id;
+
+-- The batch's links between current people; each person goes to the smallest person it
+-- reaches through them.
+DROP TABLE IF EXISTS person_edges;
+
+CREATE TEMP TABLE person_edges AS
+SELECT ca.person_id AS src, cb.person_id AS dst
+FROM batch_links AS l
+JOIN current_people AS ca ON ca.id = l.id_a
+JOIN current_people AS cb ON cb.id = l.id_b;
+
+DROP TABLE IF EXISTS moved;
+
+CREATE TEMP TABLE moved AS
+WITH RECURSIVE
+edges AS (SELECT src, dst FROM person_edges UNION SELECT dst, src FROM person_edges),
+reach (person_id, other) AS (
+    SELECT DISTINCT src, src FROM edges
+    UNION
+    SELECT r.person_id, e.dst FROM reach AS r JOIN edges AS e ON e.src = r.other
+)
+SELECT person_id AS old_person, min(other) AS new_person
+FROM reach GROUP BY person_id HAVING min(other) < person_id;
+
+DROP TABLE IF EXISTS moved_keys;
+
+CREATE TEMP TABLE moved_keys AS
+SELECT old_person FROM moved UNION ALL SELECT coalesce(min(old_person), '') FROM moved;
+
+-- The map rows to write: every id of a merged person, and every id the batch mentions.
+DROP TABLE IF EXISTS new_map;
+
+CREATE TEMP TABLE new_map AS
+SELECT r.id, coalesce(mv.new_person, r.person_id) AS person_id
+FROM (
+    SELECT m.id, m.person_id FROM identity_map AS m
+    WHERE m.person_id IN (SELECT old_person FROM moved_keys)
+    UNION
+    SELECT id, person_id FROM current_people
+) AS r
+LEFT JOIN moved AS mv ON mv.old_person = r.person_id;
+
+DROP TABLE IF EXISTS new_map_keys;
+
+CREATE TEMP TABLE new_map_keys AS
+SELECT id FROM new_map UNION ALL SELECT '';
+
+-- Page counts: the merged people's rows move, the new views add.
+DROP TABLE IF EXISTS moving_pages;
+
+CREATE TEMP TABLE moving_pages AS
+SELECT mv.new_person AS person_id, p.day, p.page, p.views
+FROM person_day_pages AS p JOIN moved AS mv ON mv.old_person = p.person_id
+WHERE p.person_id IN (SELECT old_person FROM moved_keys);
+
+DROP TABLE IF EXISTS fresh_pages;
+
+CREATE TEMP TABLE fresh_pages AS
+SELECT m.person_id, v.day, v.page, count(*) AS views
+FROM fresh_views AS v JOIN new_map AS m ON m.id = v.visitor_id
+GROUP BY m.person_id, v.day, v.page;
+
+DROP TABLE IF EXISTS touched_days;
+
+CREATE TEMP TABLE touched_days AS
+SELECT DISTINCT person_id, day FROM moving_pages
+UNION SELECT DISTINCT person_id, day FROM fresh_pages;
+
+DROP TABLE IF EXISTS person_keys;
+
+CREATE TEMP TABLE person_keys AS
+SELECT person_id FROM touched_days
+UNION SELECT old_person FROM moved
+UNION ALL SELECT '';
+
+DROP TABLE IF EXISTS day_keys;
+
+CREATE TEMP TABLE day_keys AS
+SELECT DISTINCT day FROM touched_days UNION ALL SELECT DATE '1970-01-01';
+
+DROP TABLE IF EXISTS staying_pages;
+
+CREATE TEMP TABLE staying_pages AS
+SELECT p.person_id, p.day, p.page, p.views
+FROM person_day_pages AS p
+WHERE p.person_id IN (SELECT person_id FROM person_keys)
+  AND p.day IN (SELECT day FROM day_keys)
+  AND p.person_id NOT IN (SELECT old_person FROM moved)
+  AND (p.person_id, p.day) IN (SELECT person_id, day FROM touched_days);
+
+DROP TABLE IF EXISTS new_pages;
+
+CREATE TEMP TABLE new_pages AS
+SELECT person_id, day, page, CAST(sum(views) AS BIGINT) AS views
+FROM (
+    SELECT * FROM staying_pages
+    UNION ALL SELECT * FROM moving_pages
+    UNION ALL SELECT * FROM fresh_pages
+) AS parts
+GROUP BY person_id, day, page;
+
+-- Daily rows: recounted for the days that changed, kept for the others; a day the person
+-- did not have yet is numbered after the person's last numbered day.
+DROP TABLE IF EXISTS stored_days;
+
+CREATE TEMP TABLE stored_days AS
+SELECT coalesce(mv.new_person, d.person_id) AS person_id, d.day, d.views, d.pages,
+       d.day_number
+FROM person_daily_views AS d LEFT JOIN moved AS mv ON mv.old_person = d.person_id
+WHERE d.person_id IN (SELECT person_id FROM person_keys);
+
+DROP TABLE IF EXISTS counted;
+
+CREATE TEMP TABLE counted AS
+SELECT person_id, day, CAST(sum(views) AS BIGINT) AS views, count(*) AS pages
+FROM new_pages GROUP BY person_id, day;
+
+DROP TABLE IF EXISTS new_days;
+
+CREATE TEMP TABLE new_days AS
+SELECT s.person_id, s.day, s.views, s.pages, min(s.day_number) AS day_number
+FROM stored_days AS s
+WHERE (s.person_id, s.day) NOT IN (SELECT person_id, day FROM counted)
+GROUP BY s.person_id, s.day, s.views, s.pages
+UNION ALL
+SELECT c.person_id, c.day, c.views, c.pages, min(s.day_number)
+FROM counted AS c JOIN stored_days AS s ON s.person_id = c.person_id AND s.day = c.day
+GROUP BY c.person_id, c.day, c.views, c.pages
+UNION ALL
+SELECT c.person_id, c.day, c.views, c.pages,
+       coalesce((SELECT max(s.day_number) FROM stored_days AS s
+                 WHERE s.person_id = c.person_id), 0)
+       + row_number() OVER (PARTITION BY c.person_id ORDER BY c.day)
+FROM counted AS c
+WHERE (c.person_id, c.day) NOT IN (SELECT person_id, day FROM stored_days);
+
+DELETE FROM identity_map WHERE id IN (SELECT id FROM new_map_keys);
+
+INSERT INTO identity_map SELECT id, person_id FROM new_map;
+
+DELETE FROM person_day_pages
+WHERE person_id IN (SELECT person_id FROM person_keys)
+  AND (person_id IN (SELECT old_person FROM moved)
+       OR (day IN (SELECT day FROM day_keys)
+           AND (person_id, day) IN (SELECT person_id, day FROM touched_days)));
+
+INSERT INTO person_day_pages SELECT person_id, day, page, views FROM new_pages;
+
+DELETE FROM person_daily_views WHERE person_id IN (SELECT person_id FROM person_keys);
+
+INSERT INTO person_daily_views SELECT person_id, day, views, pages, day_number FROM new_days;
+
+INSERT INTO view_ids SELECT view_id FROM fresh_views;
+
+COMMIT;
