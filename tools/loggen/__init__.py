@@ -23,6 +23,7 @@ from loggen import (
     rolling_window,
     running_state,
     support,
+    wallets,
 )
 
 Generator = Callable[[], dict[str, list[dict]]]
@@ -42,4 +43,5 @@ REGISTRY: dict[str, Generator] = {
     **gaps_islands.GENERATORS,
     **running_state.GENERATORS,
     **reversals.GENERATORS,
+    **wallets.GENERATORS,
 }
