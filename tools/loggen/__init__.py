@@ -12,6 +12,7 @@ from loggen import (
     ads,
     analytics,
     billing,
+    bitemporal,
     commerce,
     debounce,
     finance,
@@ -44,4 +45,5 @@ REGISTRY: dict[str, Generator] = {
     **running_state.GENERATORS,
     **reversals.GENERATORS,
     **wallets.GENERATORS,
+    **bitemporal.GENERATORS,
 }
