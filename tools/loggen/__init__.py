@@ -11,6 +11,7 @@ from collections.abc import Callable
 from loggen import (
     ads,
     analytics,
+    baskets,
     billing,
     bitemporal,
     commerce,
@@ -46,4 +47,5 @@ REGISTRY: dict[str, Generator] = {
     **reversals.GENERATORS,
     **wallets.GENERATORS,
     **bitemporal.GENERATORS,
+    **baskets.GENERATORS,
 }
