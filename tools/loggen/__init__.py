@@ -12,7 +12,9 @@ from loggen import (
     ads,
     analytics,
     attribution,
+    baskets,
     billing,
+    bitemporal,
     commerce,
     debounce,
     finance,
@@ -26,6 +28,7 @@ from loggen import (
     running_state,
     support,
     top_sellers,
+    wallets,
 )
 
 Generator = Callable[[], dict[str, list[dict]]]
@@ -48,4 +51,7 @@ REGISTRY: dict[str, Generator] = {
     **identity.GENERATORS,
     **attribution.GENERATORS,
     **top_sellers.GENERATORS,
+    **wallets.GENERATORS,
+    **bitemporal.GENERATORS,
+    **baskets.GENERATORS,
 }
