@@ -199,10 +199,17 @@ def test_python_models_are_refused(spec: TaskSpec, tmp_path: Path) -> None:
 
 def test_the_extra_not_installed(spec: TaskSpec, tmp_path: Path,
                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
+    import importlib.metadata
+
+    real = importlib.metadata.version
+
+    def version(name: str) -> str:
+        if name == "dbt-duckdb":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return real(name)
 
     root = write_project(tmp_path / "p", PLAIN)
-    monkeypatch.setitem(sys.modules, "dbt.cli.main", None)
+    monkeypatch.setattr(importlib.metadata, "version", version)
     with pytest.raises(DbtError, match=r"needs the dbt extra: pip install 'arrivalbench\[dbt\]'"):
         load(root, spec)
 

@@ -176,3 +176,30 @@ sources:
     assert found.sources[0].record_key == ("order_id", "store_id")
     assert found.sources[0].event_time == "ordered_at"
     assert found.sources[0].relation == ("raw", "orders")
+
+
+def test_a_cold_grade_parses_the_project_once(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deriving the task parses the project in a child; the grade that follows takes that
+    child over instead of parsing again."""
+    from arrivalbench.core import artifacts
+    from arrivalbench.core.artifacts import dbt as dbt_loaded
+    from arrivalbench.core.artifacts.dbt import process
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(dbt_loaded, "_loaded", {})  # not a project an earlier test loaded
+    started: list[object] = []
+    real = process.Child.__init__
+
+    def counted(self: process.Child, *args: Any, **kwargs: Any) -> None:
+        started.append(self)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(process.Child, "__init__", counted)
+    spec = derived(SHOP, EXAMPLE, "orders_by_key")
+    project = artifacts.load(SHOP, spec, spec.target.name)
+    try:
+        assert len(started) == 1 and project.child is started[0]  # type: ignore[attr-defined]
+    finally:
+        project.close()  # type: ignore[attr-defined]
+

@@ -375,7 +375,7 @@ def from_dbt(folder: Path | None, project: Path, data: Path, model: str | None =
             tables[source.name] = con.sql(f'SELECT * FROM "{source.name}"').to_arrow_table()
         refreshed = own.full_refresh(dbt, tables, limits)
     finally:
-        dbt.close()
+        own.release(dbt)
     result = refreshed.table
     for column in what.key:
         if column not in [name for name, _ in result.columns]:

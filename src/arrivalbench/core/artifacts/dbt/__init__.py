@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import importlib.util
 import re
 import time
 from collections.abc import Sequence
@@ -48,10 +47,13 @@ DIED = "dbt's process ended abruptly (a crash, or a kill at its memory limit)"
 
 
 def _check_extra() -> None:
+    # Asked of the installed distributions, not by importing: only the child runs dbt, and
+    # importing dbt.cli here would cost the grader seconds for nothing.
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
-        found = importlib.util.find_spec("dbt.cli.main") is not None and \
-            importlib.util.find_spec("dbt.adapters.duckdb") is not None
-    except (ImportError, ValueError):
+        found = bool(version("dbt-core")) and bool(version("dbt-duckdb"))
+    except PackageNotFoundError:
         found = False
     if not found:
         raise DbtError("grading a dbt project needs the dbt extra: pip install "
@@ -218,6 +220,7 @@ class DbtProject:
     passed_env: tuple[str, ...] = ()  # the user's own variables the project may read
     compiled: str = ""
     child: Child | None = None
+    parsed: dict[str, Any] | None = None  # what `child` parsed, while it is the one that did
 
     @property
     def text(self) -> str:
@@ -370,9 +373,37 @@ def _refuse_python_files(found: files.Files) -> None:
                            "models (a Python model would run outside the sandbox); remove it")
 
 
+# Parsed children handed over by an earlier step of this process (the own-data grade derives
+# its task with one, then grades with it): a parse costs seconds, and the copy it holds is the
+# very files `found` names (their digest is the key).
+_kept: dict[tuple[str, tuple[str, ...], Limits], tuple[Child, dict[str, Any]]] = {}
+
+
+def keep_child(found: files.Files, passed_env: Sequence[str], limits: Limits, child: Child,
+               parsed: dict[str, Any]) -> None:
+    """Hand `child`, which parsed `found` into `parsed`, to the next `start_child` for the same
+    files, environment and limits in this process (killed at exit if nobody takes it)."""
+    if not _kept:
+        atexit.register(_kill_kept)
+    previous = _kept.pop((found.digest, tuple(passed_env), limits), None)
+    if previous is not None:
+        previous[0].kill()
+    _kept[(found.digest, tuple(passed_env), limits)] = (child, parsed)
+
+
+def _kill_kept() -> None:
+    while _kept:
+        _kept.popitem()[1][0].kill()
+
+
 def start_child(found: files.Files, passed_env: Sequence[str], limits: Limits
                 ) -> tuple[Child, dict[str, Any]]:
     """A dbt process holding a copy of the project, parsed; and what it parsed."""
+    kept = _kept.pop((found.digest, tuple(passed_env), limits), None)
+    if kept is not None:
+        if kept[0].alive:
+            return kept
+        kept[0].kill()
     child = Child(passed_env)
     try:
         files.copy(found, child.scratch / "project")

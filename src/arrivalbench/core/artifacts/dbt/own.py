@@ -28,6 +28,7 @@ from arrivalbench.core.artifacts.dbt import (
     _Relation,
     _Session,
     is_project,
+    keep_child,
     plain_identifier,
     start_child,
 )
@@ -161,6 +162,8 @@ def load(root: Path, model: str | None, limits: Limits = Limits(),
     child, parsed = start_child(found, passed_env, limits)
     try:
         what = declared(parsed, root, model)
+        if what.model != model:  # the files as a grade of `what.model` reads them
+            found = _read(root, what.model)
         node = next(n for n in parsed["nodes"].values()
                     if n["resource_type"] == "model" and n["name"] == what.model)
         if node["database"] != DATABASE:
@@ -171,11 +174,23 @@ def load(root: Path, model: str | None, limits: Limits = Limits(),
                                             f"model {what.model}'s alias", root))
         project = DbtProject(root, what.model, what.model, found.digest,
                              {s.name: _Relation(*s.relation) for s in what.sources}, output,
-                             found, limits, tuple(passed_env), child=child)
+                             found, limits, tuple(passed_env), child=child, parsed=parsed)
     except BaseException:
         child.kill()
         raise
     return what, project
+
+
+def release(project: DbtProject) -> None:
+    """Done with `project`: its parsed child goes to the grade that follows in this process
+    (`keep_child`), so that the project is parsed once per grade, not once per step."""
+    child, parsed, project.child = project.child, project.parsed, None
+    if child is None:
+        return
+    if parsed is None or not child.alive:
+        child.kill()
+        return
+    keep_child(project.found, project.passed_env, project.limits, child, parsed)
 
 
 @dataclass(frozen=True)
