@@ -281,3 +281,18 @@ def test_a_builtin_task_the_worker_holds_is_read_from_its_package() -> None:
     unit = units_for(spec, [spec.gold_sql], 1, ["in_order"])[0]
     assert content.localize(unit, lambda ref: pytest.fail("fetched"),
                             {spec.digest: object()}) is unit
+
+
+def test_a_workers_peak_is_its_own_not_its_parents() -> None:
+    """A worker's peak memory is the worker's: the 400 MB this test process holds when it
+    starts one must not show in the worker's figure (ru_maxrss would carry it across exec)."""
+    import subprocess
+    import sys
+
+    held = bytearray(400 * 1024 * 1024)
+    held[::4096] = b"\x01" * len(held[::4096])  # touched, so resident
+    done = subprocess.run([sys.executable, "-c", "from arrivalbench.study.executors import "
+                           "peak_rss; print(peak_rss())"], capture_output=True, text=True,
+                          check=True)
+    assert 0 < int(done.stdout) < 300 * 1024 * 1024
+    del held
