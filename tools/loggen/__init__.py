@@ -26,6 +26,7 @@ from loggen import (
     reversals,
     rolling_window,
     running_state,
+    shifts,
     support,
     top_sellers,
     wallets,
@@ -54,4 +55,5 @@ REGISTRY: dict[str, Generator] = {
     **wallets.GENERATORS,
     **bitemporal.GENERATORS,
     **baskets.GENERATORS,
+    **shifts.GENERATORS,
 }
