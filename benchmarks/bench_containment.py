@@ -1,4 +1,4 @@
-"""What containment costs and bounds (issue 18's figures).
+"""What containment costs and bounds (the figures SECURITY.md quotes).
 
     python benchmarks/bench_containment.py [--before SRC] [--only hostile|dbt|throughput]
 

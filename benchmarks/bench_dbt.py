@@ -1,4 +1,4 @@
-"""dbt projects as artifacts: what a dbt run per batch costs (issue 11's target: a default
+"""dbt projects as artifacts: what a dbt run per batch costs (the target: a default
 `grade` of a one-model project under 3 minutes on one core).
 
 On the passing example (examples/dbt/passing, task ad_clicks_clean) it measures
@@ -10,7 +10,7 @@ On the passing example (examples/dbt/passing, task ad_clicks_clean) it measures
 
 With --own-data DIR it measures instead, each in a fresh process with an empty cache (the
 full-refresh oracle included): a default `grade examples/your_data/shop --data DIR --model
-orders_high_water_mark` (issue 22's target: under 90 s on two cores) and an `init --from-dbt`
+orders_high_water_mark` (meant to stay under 90 s on two cores) and an `init --from-dbt`
 of the same; wall time and the CPU seconds of the process and its children (on a loaded
 machine the CPU seconds are the comparable figure).
 

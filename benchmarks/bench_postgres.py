@@ -1,4 +1,4 @@
-"""PostgreSQL against DuckDB on the same golds (issue 10's target: PostgreSQL's replay
+"""PostgreSQL against DuckDB on the same golds (the target: PostgreSQL's replay
 throughput at least 0.25x DuckDB's on this machine).
 
 Measures

@@ -1,4 +1,4 @@
-"""Replay performance of the built-in golds (issue 2's targets: overhead ratio <= 1.3, a default
+"""Replay performance of the built-in golds (the targets: overhead ratio <= 1.3, a default
 `grade` under 3 s on one core for a task of ~500 records).
 
 For each task it measures

@@ -100,8 +100,8 @@ IDIOMS: tuple[str, ...] = (
 )
 
 # The kinds of data problem a built-in task may belong to (`family:` in task.yaml); a report
-# groups by them, so a typo would split one family in two. The second line holds the hard tier's
-# families (issue #21): problems whose correct maintenance needs state beyond a keyed upsert.
+# groups by them, so a typo would split one family in two. The last two lines are families only
+# the hard tier has: problems whose correct maintenance needs state beyond a keyed upsert.
 FAMILIES: tuple[str, ...] = (
     "aggregation", "attribution", "cleaning", "current_state", "distinct_count", "enrichment",
     "funnel", "milestones", "running_state", "sequencing", "sessionization", "top_k",
