@@ -379,16 +379,22 @@ def _refuse_python_files(found: files.Files) -> None:
 _kept: dict[tuple[str, tuple[str, ...], Limits], tuple[Child, dict[str, Any]]] = {}
 
 
+def _kept_key(found: files.Files, passed_env: Sequence[str], limits: Limits
+              ) -> tuple[str, tuple[str, ...], Limits]:
+    return found.digest, tuple(passed_env), limits
+
+
 def keep_child(found: files.Files, passed_env: Sequence[str], limits: Limits, child: Child,
                parsed: dict[str, Any]) -> None:
     """Hand `child`, which parsed `found` into `parsed`, to the next `start_child` for the same
     files, environment and limits in this process (killed at exit if nobody takes it)."""
     if not _kept:
         atexit.register(_kill_kept)
-    previous = _kept.pop((found.digest, tuple(passed_env), limits), None)
+    key = _kept_key(found, passed_env, limits)
+    previous = _kept.pop(key, None)
     if previous is not None:
         previous[0].kill()
-    _kept[(found.digest, tuple(passed_env), limits)] = (child, parsed)
+    _kept[key] = (child, parsed)
 
 
 def _kill_kept() -> None:
@@ -399,7 +405,7 @@ def _kill_kept() -> None:
 def start_child(found: files.Files, passed_env: Sequence[str], limits: Limits
                 ) -> tuple[Child, dict[str, Any]]:
     """A dbt process holding a copy of the project, parsed; and what it parsed."""
-    kept = _kept.pop((found.digest, tuple(passed_env), limits), None)
+    kept = _kept.pop(_kept_key(found, passed_env, limits), None)
     if kept is not None:
         if kept[0].alive:
             return kept
