@@ -227,6 +227,28 @@ def test_grade_cli_on_a_project(capsys: pytest.CaptureFixture[str], tmp_path: Pa
                                 ".sql script")
 
 
+def test_grade_runs_a_projects_replays_in_workers_with_its_model_and_variables(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`grade` hands a project's replays to the executor's workers, each of which loads the
+    project again: with the model --select names and the variables --env passes, to the same
+    verdict bytes as grading in this process."""
+    from arrivalbench import render
+    from arrivalbench.core.values import canonical_json
+
+    monkeypatch.setenv("AB_MICROS", "1000000")
+    sql = PLAIN.replace("/ 1000000", "/ {{ env_var('AB_MICROS') }}")
+    root = write_project(tmp_path / "p", sql, model="clicks_clean", schema="landing")
+    code, out, err = cli(capsys, "grade", str(root), "--task", TASK, "--select", "clicks_clean",
+                         "--env", "AB_MICROS", "--schedule", "in_order", "--schedule",
+                         "duplicates", "--seeds", "1", "--json")
+    assert (code, err) == (0, "")
+    spec = load_spec(TASK)
+    artifact = load(root, spec, select="clicks_clean", passed_env=["AB_MICROS"])
+    here = [grade(spec, artifact, Point(k, 0))[0] for k in ("in_order", "duplicates")]
+    assert out.strip() == canonical_json(render.grade_document(spec, here, None))
+
+
 def test_schema_evolution_reaches_a_source_in_another_schema(spec: TaskSpec,
                                                               tmp_path: Path) -> None:
     root = write_project(tmp_path / "p", PLAIN, model="clicks_clean", schema="landing")

@@ -27,7 +27,7 @@ from arrivalbench.cli.options import (
 )
 from arrivalbench.core.engine import DEFAULT_ENGINE, FACTS, EngineName, Limits, backend
 from arrivalbench.core.engine.cost import Cost, check_measurable
-from arrivalbench.core.grading import grade_artifact, plan
+from arrivalbench.core.grading import plan
 from arrivalbench.core.schedules import Schedule
 from arrivalbench.core.task import BUILTIN_DIR, TaskSpec, load_spec
 from arrivalbench.core.values import JSON, canonical_json
@@ -81,6 +81,7 @@ def grade(pipeline: Path, task: str | None, data: Path | None, model: str | None
     """Grade PIPELINE (a .sql script or a dbt project folder) on TASK. Exit 0 if every verdict
     is PASS, 1 otherwise."""
     from arrivalbench.core import artifacts
+    from arrivalbench.core.artifacts.dbt import DbtProject
     from arrivalbench.core.artifacts.script import Script
     from arrivalbench.core.replay import expected_all
     from arrivalbench.study.executors import Result
@@ -118,30 +119,22 @@ def grade(pipeline: Path, task: str | None, data: Path | None, model: str | None
         points = plan(spec, seeds, kinds)
         if measure:
             check_measurable(engine, script is not None)
+        expected_all(spec, limits)  # a broken task is its own error, before any replay
+        if isinstance(artifact, DbtProject):
+            artifact.close()  # its parse served the checks: each worker parses its own
+        arrived: dict[int, Result] = {}
+        found: list[dict[str, JSON]] = []
         with render.progress(len(points), enabled=not as_json) as advance:
-            if script is None:  # a dbt project: its replays already run in a contained child
-                for graded in grade_artifact(spec, artifact, points, limits, every_batch,
-                                             measure, engine_name=engine):
-                    verdicts.append(graded.verdict)
-                    costs.append(graded.outcome.cost)
-                    advance(graded.verdict.status)
-                    differing = differing or graded.nondeterministic
-            else:
-                expected_all(spec, limits)  # a broken task is its own error, before any replay
-                arrived: dict[int, Result] = {}
-                found: list[dict[str, JSON]] = []
+            def on_graded(index: int, result: Result, nondet: dict[str, JSON] | None) -> None:
+                arrived[index] = result
+                found.extend([nondet] if nondet is not None else [])
+                advance(result.verdict.status)
 
-                def on_graded(index: int, result: Result, nondet: dict[str, JSON] | None
-                              ) -> None:
-                    arrived[index] = result
-                    found.extend([nondet] if nondet is not None else [])
-                    advance(result.verdict.status)
-
-                grade_points(spec, artifact.digest, script, points, limits, every_batch, measure,
-                             engine, on_graded)
-                verdicts = [arrived[i].verdict for i in range(len(points))]
-                costs = [arrived[i].cost for i in range(len(points))]
-                differing = found[0] if found else None
+            grade_points(spec, artifact, points, limits, every_batch, measure, engine,
+                         on_graded)
+        verdicts = [arrived[i].verdict for i in range(len(points))]
+        costs = [arrived[i].cost for i in range(len(points))]
+        differing = found[0] if found else None
     document = render.grade_document(spec, verdicts, costs if measure else None)
     if differing is not None:
         document["nondeterministic"] = differing  # absent when deterministic: bytes unchanged

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from arrivalbench.core import plans
+from arrivalbench.core.artifacts import Artifact
 from arrivalbench.core.containment import limit_self
 from arrivalbench.core.engine import EngineName, Limits, backend
 from arrivalbench.core.grading import Point, grade_plan
@@ -44,15 +45,21 @@ T = TypeVar("T")
 OnGraded = Callable[[int, Result, "dict[str, JSON] | None"], None]
 
 
-def grade_points(spec: TaskSpec, artifact: str, script: str,
-                 points: Sequence[Point], limits: Limits, every_batch: bool, measure: bool,
-                 engine: EngineName, on_graded: OnGraded, workers: int | None = None) -> None:
-    """Grade `script` (whose digest is `artifact`) at each point, one unit per point, calling
-    `on_graded(index, result, nondeterministic)` in this process as results arrive (in any
-    order)."""
+def grade_points(spec: TaskSpec, artifact: Artifact, points: Sequence[Point], limits: Limits,
+                 every_batch: bool, measure: bool, engine: EngineName, on_graded: OnGraded,
+                 workers: int | None = None) -> None:
+    """Grade `artifact` at each point, one unit per point, calling `on_graded(index, result,
+    nondeterministic)` in this process as results arrive (in any order). A dbt project is
+    loaded again in each worker (a parse there), and its replays share the workers as a
+    script's do."""
+    from arrivalbench.core.artifacts.dbt import DbtProject
+
     task = source_of(spec)
-    units = [Unit(task, spec.digest, artifact, script, p.schedule, p.seed, measure=measure,
-                  engine=engine, limits=limits, every_batch=every_batch) for p in points]
+    dbt = artifact if isinstance(artifact, DbtProject) else None
+    units = [Unit(task, spec.digest, artifact.digest, artifact.text, p.schedule, p.seed,
+                  None if dbt is None else str(dbt.path), measure, engine, limits, every_batch,
+                  None if dbt is None else dbt.model, () if dbt is None else dbt.passed_env)
+             for p in points]
     index = {id(unit): i for i, unit in enumerate(units)}
 
     def arrived(batch: list[tuple[Unit, Any]]) -> None:

@@ -41,6 +41,8 @@ class Unit:
     engine: EngineName = DEFAULT_ENGINE  # the engine the artifact runs on
     limits: Limits = Limits()  # not part of the verdict's key: the harness's configuration
     every_batch: bool = False  # also compare the target after every completed run
+    select: str | None = None  # the dbt model graded as the target (default: named after it)
+    passed_env: tuple[str, ...] = ()  # variables of the grader's environment the project reads
 
     def where(self) -> str:
         return f"grading {self.task} {self.schedule} seed {self.seed}"
@@ -180,7 +182,7 @@ def _artifact(unit: Unit, spec: TaskSpec) -> Artifact | str:
         return unit.script
     from arrivalbench.core.artifacts.dbt import load_project
 
-    project = load_project(Path(unit.project), spec, limits=unit.limits)
+    project = load_project(Path(unit.project), spec, unit.select, unit.passed_env, unit.limits)
     if project.digest != unit.artifact:
         raise ArrivalBenchError(f"{unit.project}: the dbt project changed since it was stored "
                                 f"({unit.artifact[:15]}…, now {project.digest[:15]}…); run "
