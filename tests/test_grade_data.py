@@ -19,7 +19,7 @@ from arrivalbench.core.artifacts.dbt.files import DbtError
 from arrivalbench.core.artifacts.dbt.own import declared, load
 from arrivalbench.core.replay import expected
 from arrivalbench.core.task import TaskSpec
-from arrivalbench.corpus.init import data_files, derived
+from arrivalbench.corpus.init import data_files, derived, over_prefixes
 from arrivalbench.errors import TaskError
 from conftest import cli
 
@@ -48,8 +48,10 @@ def test_the_task_comes_from_the_manifest_and_the_full_refresh(hwm: TaskSpec) ->
     assert {"late_arrival", "duplicates", "crash_retry", "backfill"} <= set(hwm.hazards)
     assert len(expected(hwm).rows) == 12  # every order, built once over all the data
     reference = (hwm.path / "reference.sql").read_text(encoding="utf-8")
-    # The compiled full-refresh SQL, as a comment: no incremental filter in it.
-    assert '-- from "replay"."raw"."orders"' in reference and "max(ordered_at)" not in reference
+    # The compiled full refresh as one query over the source by its name: no incremental
+    # filter in it, no relation of dbt's.
+    assert "FROM orders" in reference and "max(ordered_at)" not in reference.lower()
+    assert '"replay"' not in reference and over_prefixes(hwm)
 
 
 def test_the_derived_task_is_cached_by_project_and_data(hwm: TaskSpec, cache: Path) -> None:
@@ -81,10 +83,52 @@ def test_an_ambiguous_model_is_one_line_naming_them(cache: Path,
 
 
 def test_options_that_do_not_go_with_data(capsys: pytest.CaptureFixture[str]) -> None:
-    for extra, says in ((["--task", "ad_clicks_clean"], "leave out --task"),
-                        (["--every-batch"], "--every-batch")):
-        code, _, err = cli(capsys, "grade", str(SHOP), "--data", str(EXAMPLE), *extra)
+    for command, extra, says in (("grade", ["--task", "ad_clicks_clean"], "leave out --task"),
+                                 ("explain", ["--select", "x"], "leave out --task and --select"),
+                                 ("explain", ["--out", "x"], "leave out --out")):
+        code, _, err = cli(capsys, command, str(SHOP), "--data", str(EXAMPLE), *extra)
         assert code == 2 and says in err and len(err.strip().splitlines()) == 1
+
+
+def test_every_batch_and_explain_have_a_reference_over_every_prefix(
+        hwm: TaskSpec, capsys: pytest.CaptureFixture[str]) -> None:
+    """The compiled full refresh is the reference over what was delivered so far: the
+    every-batch check sees the late order missing from the batch it arrives in, and explain
+    shrinks the failure to its two orders: the newer one first, then the late one."""
+    args = ["--data", str(EXAMPLE), "--model", "orders_high_water_mark", "--schedule",
+            "late_arrival"]
+    code, out, _ = cli(capsys, "grade", str(SHOP), *args, "--seeds", "1", "--every-batch",
+                       "--json")
+    verdict = json.loads(out)["verdicts"][0]
+    assert code == 1 and verdict["detail"]["first_divergence"]["diff"]["counts"]["missing"] == 1
+    code, out, _ = cli(capsys, "explain", str(SHOP), *args, "--seed", "0", "--json")
+    minimal = json.loads(out)["minimal"]
+    assert code == 1 and (minimal["records"], minimal["batches"]) == (2, 2)
+    orders = [b["records"][0]["key"]["order_id"] for b in minimal["plan"]["batches"]]
+    assert orders == [12, 7]  # 2024-03-05 delivered before 2024-03-03: never loaded
+
+
+def test_a_full_refresh_no_query_returns_keeps_dbts_rows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A post-hook changes the table after the model's SELECT: the compiled query does not
+    return dbt's rows, so the reference is those rows, and what needs a reference over a
+    prefix says it cannot have one."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    project = tmp_path / "p"
+    shutil.copytree(SHOP, project)
+    (project / "models" / "orders_high_water_mark.sql").unlink()
+    model = project / "models" / "orders_by_key.sql"
+    model.write_text(model.read_text(encoding="utf-8").replace(
+        "incremental_strategy='delete+insert'",
+        "incremental_strategy='delete+insert', post_hook='delete from {{ this }} where "
+        "amount < 3'"), encoding="utf-8")
+    spec = derived(project, EXAMPLE)
+    assert not over_prefixes(spec) and len(expected(spec).rows) == 9
+    code, out, err = cli(capsys, "grade", str(project), "--data", str(EXAMPLE),
+                         "--every-batch")
+    assert code == 2 and out == "" and "no reference over a prefix" in err
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_data_files_missing_extra_and_twice(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 from rich.text import Text
 
+from arrivalbench import explain as explaining
 from arrivalbench import render, words
 from arrivalbench.cli.app import app
 from arrivalbench.cli.console import out
@@ -29,7 +30,7 @@ from arrivalbench.core.engine import DEFAULT_ENGINE, FACTS, EngineName, Limits, 
 from arrivalbench.core.engine.cost import Cost, check_measurable
 from arrivalbench.core.grading import plan
 from arrivalbench.core.schedules import Schedule
-from arrivalbench.core.task import BUILTIN_DIR, TaskSpec, load_spec
+from arrivalbench.core.task import BUILTIN_DIR, TaskSpec, load_spec, source_of
 from arrivalbench.core.values import JSON, canonical_json
 from arrivalbench.core.verdict import Verdict
 from arrivalbench.errors import ArrivalBenchError
@@ -156,12 +157,12 @@ def grade(pipeline: Path, task: str | None, data: Path | None, model: str | None
                 spec.budget.read_amplification))
         for block in [] if problem is not None else render.failure_details(verdicts):
             out.print(block)
-        explainable = script is not None and plan_file is None
         advice = render.control_advice(verdicts)
         if advice is not None:
             out.print(advice, markup=False, highlight=False)
-        argv = explain_argv(pipeline, task, verdicts, timeout, engine) \
-            if explainable and task is not None else None
+        graded_on = _explained_on(task, data, select, passed_env, spec)
+        argv = explain_argv(pipeline, graded_on, verdicts, timeout, engine) if plan_file is None \
+            else None
         for line in render.command_lines("next: ", argv or [], out.width):
             # never folded by the console: the backslashes keep it one command to paste
             out.print(printable(line), markup=False, highlight=False, soft_wrap=True)
@@ -187,15 +188,30 @@ def check_reference(spec: TaskSpec, limits: Limits) -> None:
                                     "in task.yaml)")
 
 
-def explain_argv(pipeline: Path, task: str, verdicts: Sequence[Verdict], timeout: float,
-                 engine: EngineName) -> list[str] | None:
-    """The `explain` command that reproduces the first failing verdict: the same pipeline, task,
-    schedule, seed, statement timeout and engine; None when every verdict passes."""
+def _explained_on(task: str | None, data: Path | None, select: str | None,
+                  passed_env: Sequence[str], spec: TaskSpec) -> list[str] | None:
+    """How `explain` names what a grade graded on: the task, or the data of a dbt project
+    (None when the data's full refresh has no reference over a smaller delivery)."""
+    env = [arg for name in passed_env for arg in ("--env", name)]
+    if data is None:
+        assert task is not None
+        return ["--task", task, *(["--select", select] if select is not None else []), *env]
+    from arrivalbench.corpus.init import over_prefixes
+
+    return ["--data", str(data), "--model", spec.target.name, *env] if over_prefixes(spec) \
+        else None
+
+
+def explain_argv(pipeline: Path, on: list[str] | None, verdicts: Sequence[Verdict],
+                 timeout: float, engine: EngineName) -> list[str] | None:
+    """The `explain` command that reproduces the first failing verdict: the same pipeline, task
+    (`on`: its options), schedule, seed, statement timeout and engine; None when every verdict
+    passes or there is nothing to explain on."""
     first = next((v for v in verdicts if v.status != "PASS"), None)
-    if first is None:
+    if first is None or on is None:
         return None
-    argv = ["arrivalbench", "explain", str(pipeline), "--task", task, "--schedule",
-            first.schedule, "--seed", str(first.seed)]
+    argv = ["arrivalbench", "explain", str(pipeline), *on, "--schedule", first.schedule,
+            "--seed", str(first.seed)]
     if timeout != Limits.statement_seconds:
         argv += ["--timeout", f"{timeout:g}"]
     if engine != DEFAULT_ENGINE:
@@ -217,13 +233,13 @@ def _graded_task(pipeline: Path, task: str | None, data: Path | None, model: str
     if task is not None or select is not None:
         raise ArrivalBenchError("--data derives the task from the project: leave out "
                                 "--task and --select (--model names the model)")
-    if every_batch:
-        raise ArrivalBenchError("--every-batch needs the full refresh over every prefix of "
-                                "the data; with --data only the final table is checked: "
-                                "leave it out, or init a task folder from the project")
-    from arrivalbench.corpus.init import derived
+    from arrivalbench.corpus.init import derived, over_prefixes
 
     spec = derived(pipeline, data, model, limits)
+    if every_batch and not over_prefixes(spec):
+        raise ArrivalBenchError(f"--every-batch: the full refresh of model {spec.target.name} "
+                                "is not one query over its sources, so there is no reference "
+                                "over a prefix of the data; leave --every-batch out")
     return spec, spec.target.name
 
 
@@ -231,8 +247,16 @@ def _graded_task(pipeline: Path, task: str | None, data: Path | None, model: str
 
 
 @app.command("explain")
-@click.argument("pipeline", type=click.Path(path_type=Path, dir_okay=False), required=False)
+@click.argument("pipeline", type=click.Path(path_type=Path), required=False)
 @task_option()
+@click.option("--data", "data", type=click.Path(path_type=Path, file_okay=False),
+              help="For a dbt project, instead of --task: its data, as for grade --data.")
+@click.option("--model", "model", metavar="MODEL",
+              help="With --data: the incremental model to explain (default: the only one).")
+@click.option("--select", "select", metavar="MODEL",
+              help="For a dbt project on a task: the model graded as the task's target.")
+@click.option("--env", "passed_env", multiple=True, metavar="NAME",
+              help="For a dbt project: let env_var() read this variable (repeatable).")
 @click.option("--schedule", "kind", type=schedule_choice(),
               help="The schedule to explain. Default: the first failing one of a default grade.")
 @click.option("--seed", type=click.IntRange(min=0),
@@ -250,35 +274,64 @@ def _graded_task(pipeline: Path, task: str | None, data: Path | None, model: str
 @click.option("--arm", "arms", multiple=True, help="With --results: only this arm (repeatable).")
 @engine_option("The engine PIPELINE runs on; with --results, the engine whose failing cells "
                "are explained.")
-def explain_command(pipeline: Path | None, task: str | None, kind: str | None, seed: int | None,
+def explain_command(pipeline: Path | None, task: str | None, data: Path | None,
+                    model: str | None, select: str | None, passed_env: Sequence[str],
+                    kind: str | None, seed: int | None,
                     budget: int, out_dir: Path | None, timeout: float, as_json: bool,
                     results: str | None, arms: Sequence[str], engine: EngineName) -> None:
-    """Why PIPELINE fails on TASK: the first divergent batch, a minimal failing delivery plan,
-    its timeline and (with --out) a repro bundle. Exit 0 if it passes, 1 if it fails."""
-    from arrivalbench import explain as explaining
+    """Why PIPELINE (a .sql script or a dbt project folder) fails on TASK: the first divergent
+    batch, a minimal failing delivery plan, its timeline and (for a script, with --out) a
+    repro bundle. Exit 0 if it passes, 1 if it fails."""
     from arrivalbench.explain import bundle
     from arrivalbench.explain.text import describe
     from arrivalbench.study.isolated import bounded
 
     if results is not None:
-        if pipeline is not None or task is not None or kind or seed is not None or out_dir:
+        if pipeline is not None or task is not None or data is not None or kind or \
+                seed is not None or out_dir:
             raise ArrivalBenchError("--results explains stored cells: leave out PIPELINE, "
-                                    "--task, --schedule, --seed and --out")
+                                    "--task, --data, --schedule, --seed and --out")
         explain_study(results_file(results), budget, arms, Limits(statement_seconds=timeout),
                       engine)
         return
-    if pipeline is None or task is None:
-        raise ArrivalBenchError("give PIPELINE and --task TASK (or --results FILE)")
-    spec = load_spec(task)
-    script = read_script(pipeline)
-    check_statements(pipeline, script, engine)
+    if pipeline is None or (task is None and data is None):
+        raise ArrivalBenchError("give PIPELINE and --task TASK (or, for a dbt project, --data "
+                                "DIR; or --results FILE)")
+    limits = Limits(statement_seconds=timeout)
+    script: str | None = None
+    if pipeline.is_dir():
+        if not FACTS[engine].runs_dbt:
+            raise ArrivalBenchError(f"{pipeline}: a dbt project runs on engine duckdb only; "
+                                    "explain it with --engine duckdb")
+        if out_dir is not None:
+            raise ArrivalBenchError(f"--out writes a repro bundle for a SQL script; {pipeline} "
+                                    "is a dbt project: leave out --out")
+        spec, select = _graded_task(pipeline, task, data, model, select, False, limits)
+        if data is not None:
+            from arrivalbench.corpus.init import over_prefixes
+
+            if not over_prefixes(spec):
+                raise ArrivalBenchError(f"{pipeline}: the full refresh of model "
+                                        f"{spec.target.name} is not one query over its "
+                                        "sources, so a smaller delivery has no reference; "
+                                        "explain needs one")
+    else:
+        if data is not None or model is not None or select is not None or passed_env:
+            raise ArrivalBenchError("--data, --model, --select and --env go with a dbt "
+                                    f"project folder; {pipeline} is a file")
+        if task is None:
+            raise ArrivalBenchError("give --task TASK for a .sql script")
+        spec = load_spec(task)
+        script = read_script(pipeline)
+        check_statements(pipeline, script, engine)
     if kind is not None:
         explaining.check_schedule(spec, kind)
     if out_dir is not None:
         bundle.check_out(out_dir)
-    limits = Limits(statement_seconds=timeout)
     # Shrinking replays the pipeline hundreds of times: in a bounded child, as grade's replays.
-    found = bounded(_explained, task, script, kind, seed, budget, limits, engine)
+    project = None if script is not None else str(pipeline)
+    found = bounded(_explained, source_of(spec), project, select, tuple(passed_env), script,
+                    kind, seed, budget, limits, engine)
     if found is None:
         where = f"{kind} " if kind else ""
         message = (f"{pipeline} passes {where}{'seed ' + str(seed) if seed is not None else ''}"
@@ -291,6 +344,7 @@ def explain_command(pipeline: Path | None, task: str | None, kind: str | None, s
         verdict_status(True)
     doc = found.document
     if out_dir is not None and found.minimal is not None:
+        assert script is not None
         doc["repro"] = bundle.write(out_dir, spec, script, found.minimal,
                                     found.needs_every_batch, engine)
     if as_json:
@@ -315,17 +369,22 @@ class _Explained:
     needs_every_batch: bool
 
 
-def _explained(task: str, script: str, kind: str | None, seed: int | None, budget: int,
-               limits: Limits, engine: EngineName) -> _Explained | None:
+def _explained(task: str, project: str | None, select: str | None,
+               passed_env: tuple[str, ...], script: str | None, kind: str | None,
+               seed: int | None, budget: int, limits: Limits, engine: EngineName
+               ) -> _Explained | None:
     """The explanation of the first failing point of a default grade (or of the one asked
-    for); None when it passes. Run by `explain` in a bounded child process."""
-    from arrivalbench import explain as explaining
+    for); None when it passes. Run by `explain` in a bounded child process, where a dbt
+    project (`project`, graded as model `select`) is loaded, or else `script` replayed."""
+    from arrivalbench.core.artifacts import Artifact, load
 
     spec = load_spec(task)
-    picked = explaining.pick(spec, script, kind, seed, limits, engine)
+    artifact: Artifact | str = script if script is not None else \
+        load(Path(str(project)), spec, select, passed_env, limits)
+    picked = explaining.pick(spec, artifact, kind, seed, limits, engine)
     if picked is None:
         return None
-    found = explaining.explain(spec, script, *picked, budget, limits, engine=engine)
+    found = explaining.explain(spec, artifact, *picked, budget, limits, engine=engine)
     return _Explained(found.document(), found.verdict, found.nondeterministic is not None,
                       None if found.shrunk is None else found.shrunk.schedule,
                       found.needs_every_batch)

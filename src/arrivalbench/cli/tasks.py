@@ -211,7 +211,7 @@ def init_command(folder: Path, sources: Sequence[str], keys: Sequence[str],
              f"hazards: {', '.join(spec.hazards)}",
              *(f"left out {hazard}: {why}" for hazard, why in written.dropped),
              f"next: describe the table in the ticket of {folder / 'task.yaml'} "
-             + ("(reference.sql holds the full-refresh result), then grade the project:"
+             + ("(reference.sql is the model's full refresh), then grade the project:"
                 if project is not None else
                 "(gold.sql is a correct template to start from), then grade a pipeline:"),
              f"  {grade_with}"]

@@ -18,6 +18,7 @@ the end, so a failure leaves nothing half-written.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -37,11 +38,12 @@ from arrivalbench.core.engine import duckdb as duckdb_engine
 from arrivalbench.core.grading import schedule
 from arrivalbench.core.log import load_log
 from arrivalbench.core.oracle import compare
+from arrivalbench.core.replay import expected_all
 from arrivalbench.core.task import HAZARDS, LOG_SUFFIXES, Hazard, TaskSpec, load_spec
 from arrivalbench.core.textfile import read_text
 from arrivalbench.core.values import canonical_json, row_sort_key, to_json
 from arrivalbench.corpus.perturbation import visible
-from arrivalbench.errors import TaskError
+from arrivalbench.errors import ArrivalBenchError, TaskError
 from arrivalbench.study.arms import template_sql
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -348,6 +350,7 @@ def from_dbt(folder: Path | None, project: Path, data: Path, model: str | None =
     as the reference (materialized, its compiled SQL as a comment). Without `folder`, the
     task is written to `parent`/<model>."""
     from arrivalbench.core.artifacts.dbt import own
+    from arrivalbench.core.artifacts.dbt.inline import NotInlined
 
     if folder is not None:
         _check_new(folder)
@@ -390,19 +393,46 @@ def from_dbt(folder: Path | None, project: Path, data: Path, model: str | None =
                         f"its full-refresh result ({len(repeated)} keys repeat, e.g. "
                         f"{repeated[0]}); declare the columns that make one row")
     target = dict(result.columns)
-    query = materialized(result, (
-        f"The reference: dbt model {what.model} of {project.resolve().name} built with\n"
-        f"--full-refresh over all the data ({refreshed_rows(result)}). What dbt compiled:\n\n"
-        + refreshed.compiled))
+    header = (f"The reference: dbt model {what.model} of {project.resolve().name} built with\n"
+              f"--full-refresh over all the data ({refreshed_rows(result)})")
+    rows = materialized(result, f"{header}. What dbt compiled:\n\n{refreshed.compiled}")
+    try:
+        comment = f"{header},\ncompiled into one query over the sources: it returns the same rows."
+        query: str | None = "".join(f"-- {line}\n" for line in comment.splitlines()) + \
+            refreshed.query(dbt) + "\n"
+    except NotInlined:
+        query = None
     request = Request(folder, files, {s.name: s.record_key for s in what.sources},
                       {s.name: s.event_time for s in what.sources if s.event_time},
                       Path("reference.sql"), what.model, what.key)
     timed = all(s.event_time for s in what.sources)
     candidates = [h for h in HAZARDS if h in ALWAYS or (timed and h in TIMED)]
-    gold = _stand_in(what.model, [s.name for s in what.sources], query)
-    return _write(folder, lambda staging: _stage(staging, request, columns, target, candidates,
-                                                 query, gold),
-                  lambda kept: _document(request, columns, target, kept), candidates, limits)
+
+    def stage(staging: Path) -> TaskSpec:
+        """The compiled query as the reference where it returns dbt's own rows over all the
+        data (then every prefix has a reference too), else dbt's rows themselves."""
+        if query is not None:
+            with contextlib.suppress(ArrivalBenchError):
+                spec = _stage(staging, request, columns, target, candidates, query)
+                if compare(result, expected_all(spec, limits)[0], spec.target).ok:
+                    return spec
+            shutil.rmtree(staging)
+        return _stage(staging, request, columns, target, candidates, rows,
+                      _stand_in(what.model, [s.name for s in what.sources], rows))
+
+    return _write(folder, stage, lambda kept: _document(request, columns, target, kept),
+                  candidates, limits)
+
+
+def over_prefixes(spec: TaskSpec) -> bool:
+    """Whether the reference reads the sources, and so has a result over every prefix of the
+    log (the compiled full refresh), rather than holding dbt's rows over all of it."""
+    import sqlglot
+    from sqlglot import exp
+
+    tree = sqlglot.parse_one(spec.reference_sql, read="duckdb")
+    names = {source.name for source in spec.sources}
+    return any(t.name in names and not t.db for t in tree.find_all(exp.Table))
 
 
 def _stand_in(target: str, sources: Sequence[str], query: str) -> str:

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from arrivalbench.core.artifacts import Artifact
 from arrivalbench.core.checkpoints import Checked, final_delivered, references_all, replay_checked
 from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Failure, Limits, Table, backend
 from arrivalbench.core.grading import (
@@ -39,7 +40,7 @@ Signature = tuple[str, tuple[str, ...]]
 @dataclass(frozen=True)
 class Explanation:
     spec: TaskSpec
-    script: str
+    script: Artifact | str
     kind: str
     seed: int
     verdict: str
@@ -120,12 +121,12 @@ def kinds(diff: Diff | None) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def _checked(spec: TaskSpec, script: str, plan: Schedule, limits: Limits,
+def _checked(spec: TaskSpec, script: Artifact | str, plan: Schedule, limits: Limits,
              engine: EngineName = DEFAULT_ENGINE) -> Checked:
     return replay_checked(spec, script, plan, limits, engine_name=engine)
 
 
-def pick(spec: TaskSpec, script: str, kind: str | None, seed: int | None,
+def pick(spec: TaskSpec, script: Artifact | str, kind: str | None, seed: int | None,
          limits: Limits = Limits(), engine: EngineName = DEFAULT_ENGINE
          ) -> tuple[str, int] | None:
     """The first failing (schedule, seed) of a default grade, with the every-batch check."""
@@ -148,7 +149,11 @@ def check_schedule(spec: TaskSpec, kind: str) -> None:
                                 f"allowed: {', '.join(allowed)}")
 
 
-def statement_texts(script: str, engine: EngineName = DEFAULT_ENGINE) -> tuple[str, ...]:
+def statement_texts(script: Artifact | str, engine: EngineName = DEFAULT_ENGINE
+                    ) -> tuple[str, ...]:
+    """A script's statements; none for a dbt project, whose runs send what dbt renders."""
+    if not isinstance(script, str):
+        return ()
     try:
         return tuple(s.query.strip() for s in backend(engine).split(script).parsed)
     except Failure:  # an unparsable or refused script is explained too: its ERROR is the story
@@ -160,8 +165,8 @@ def _rows(table: Table | None) -> Counter[tuple[object, ...]]:
         Counter()
 
 
-def explain(spec: TaskSpec, script: str, kind: str, seed: int, budget: int = DEFAULT_BUDGET,
-            limits: Limits = Limits(),
+def explain(spec: TaskSpec, script: Artifact | str, kind: str, seed: int,
+            budget: int = DEFAULT_BUDGET, limits: Limits = Limits(),
             on_step: Callable[[str], None] | None = None,
             engine: EngineName = DEFAULT_ENGINE) -> Explanation:
     """Explain `script`'s failure on (kind, seed), every replay on `engine`."""

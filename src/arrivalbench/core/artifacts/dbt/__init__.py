@@ -535,7 +535,7 @@ def _compiled_text(project: DbtProject, spec: TaskSpec) -> str:
         raise DbtError(f"{project.path}: dbt cannot compile model {project.model} "
                        f"({_message(result['message'])}); run `dbt compile` in it and fix it")
     blocks = []
-    for path, code in result["compiled"]:
+    for path, code, *_relation in result["compiled"]:
         code = str(code).strip().rstrip(";")
         blocks.append(f"-- {path}\n{code};\n")
     return "\n".join(sorted(blocks))

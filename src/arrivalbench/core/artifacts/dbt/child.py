@@ -183,7 +183,8 @@ def main() -> None:
                 for node_result in getattr(result.result, "results", None) or ():
                     node = getattr(node_result, "node", None)
                     if node is not None and str(node.resource_type) == "model":
-                        compiled.append([node.original_file_path, node.compiled_code or ""])
+                        compiled.append([node.original_file_path, node.compiled_code or "",
+                                         node.schema, node.alias or node.name])
                 reply = {"ok": bool(result.success),
                          "message": "" if result.success else _failure(result),
                          "compiled": compiled}

@@ -33,6 +33,7 @@ from arrivalbench.core.artifacts.dbt import (
     start_child,
 )
 from arrivalbench.core.artifacts.dbt.files import DbtError
+from arrivalbench.core.artifacts.dbt.inline import Compiled, inlined
 from arrivalbench.core.engine import Failure, Limits, Table
 
 META = "arrivalbench"  # the key of a project's own declarations under `meta`
@@ -197,6 +198,14 @@ def release(project: DbtProject) -> None:
 class Refreshed:
     table: Table  # the model over all the data: the oracle
     compiled: str  # what dbt compiled for the model and its parents, in full-refresh form
+    models: tuple[Compiled, ...] = ()  # the same, model by model, with the relation each builds
+
+    def query(self, project: DbtProject) -> str:
+        """The full refresh as one query over the sources by name (`inline.NotInlined` where
+        it is not one)."""
+        return inlined(self.models, (project.output.schema, project.output.identifier),
+                       {name: (r.schema, r.identifier) for name, r in project.sources.items()},
+                       DATABASE)
 
 
 def full_refresh(project: DbtProject, data: Mapping[str, pa.Table],
@@ -227,5 +236,7 @@ def full_refresh(project: DbtProject, data: Mapping[str, pa.Table],
         raise DbtError(f"{where}: {failure.message}; fix the model (dbt run --full-refresh "
                        "fails the same way)") from None
     blocks = sorted(f"-- {path}\n{str(code).strip().rstrip(';')};\n"
-                    for path, code in result["compiled"])
-    return Refreshed(table, "\n".join(blocks))
+                    for path, code, *_relation in result["compiled"])
+    models = tuple(Compiled((str(schema), str(alias)), str(code))
+                   for _path, code, schema, alias in result["compiled"])
+    return Refreshed(table, "\n".join(blocks), models)
