@@ -125,10 +125,11 @@ def test_a_full_refresh_no_query_returns_keeps_dbts_rows(
         "amount < 3'"), encoding="utf-8")
     spec = derived(project, EXAMPLE)
     assert not over_prefixes(spec) and len(expected(spec).rows) == 9
-    code, out, err = cli(capsys, "grade", str(project), "--data", str(EXAMPLE),
-                         "--every-batch")
-    assert code == 2 and out == "" and "no reference over a prefix" in err
-    assert len(err.strip().splitlines()) == 1
+    for command, extra in (("grade", ["--every-batch"]), ("explain", [])):
+        code, out, err = cli(capsys, command, str(project), "--data", str(EXAMPLE), *extra)
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+        assert f"{extra[0] if extra else command}: the full refresh of model orders_by_key " \
+            "is not one query over its sources, so there is no reference over a part" in err
 
 
 def test_data_files_missing_extra_and_twice(tmp_path: Path) -> None:

@@ -95,7 +95,8 @@ def grade(pipeline: Path, task: str | None, data: Path | None, model: str | None
                                 f"it with --engine {on}")
     limits = Limits(statement_seconds=timeout, replay_seconds=replay_timeout,
                     load_seconds=load_timeout)
-    spec, select = _graded_task(pipeline, task, data, model, select, every_batch, limits)
+    spec, select = _graded_task(pipeline, task, data, model, select,
+                                "--every-batch" if every_batch else None, limits)
     artifact = artifacts.load(pipeline, spec, select, passed_env, limits)
     script = artifact.sql if isinstance(artifact, Script) else None
     if script is not None:
@@ -220,10 +221,11 @@ def explain_argv(pipeline: Path, on: list[str] | None, verdicts: Sequence[Verdic
 
 
 def _graded_task(pipeline: Path, task: str | None, data: Path | None, model: str | None,
-                 select: str | None, every_batch: bool, limits: Limits
+                 select: str | None, needs_prefixes: str | None, limits: Limits
                  ) -> tuple[TaskSpec, str | None]:
     """The task graded, and the dbt model graded as its target: `--task`'s, or with `--data`
-    the one derived from the project and its data."""
+    the one derived from the project and its data. `needs_prefixes` names what needs the
+    reference over a part of the data, which a derived task may not have."""
     if data is None:
         if task is None:
             raise ArrivalBenchError("give --task TASK (or, for a dbt project, --data DIR)")
@@ -236,10 +238,11 @@ def _graded_task(pipeline: Path, task: str | None, data: Path | None, model: str
     from arrivalbench.corpus.init import derived, over_prefixes
 
     spec = derived(pipeline, data, model, limits)
-    if every_batch and not over_prefixes(spec):
-        raise ArrivalBenchError(f"--every-batch: the full refresh of model {spec.target.name} "
-                                "is not one query over its sources, so there is no reference "
-                                "over a prefix of the data; leave --every-batch out")
+    if needs_prefixes is not None and not over_prefixes(spec):
+        raise ArrivalBenchError(f"{needs_prefixes}: the full refresh of model "
+                                f"{spec.target.name} is not one query over its sources, so "
+                                "there is no reference over a part of the data; grade it "
+                                "without")
     return spec, spec.target.name
 
 
@@ -306,15 +309,7 @@ def explain_command(pipeline: Path | None, task: str | None, data: Path | None,
         if out_dir is not None:
             raise ArrivalBenchError(f"--out writes a repro bundle for a SQL script; {pipeline} "
                                     "is a dbt project: leave out --out")
-        spec, select = _graded_task(pipeline, task, data, model, select, False, limits)
-        if data is not None:
-            from arrivalbench.corpus.init import over_prefixes
-
-            if not over_prefixes(spec):
-                raise ArrivalBenchError(f"{pipeline}: the full refresh of model "
-                                        f"{spec.target.name} is not one query over its "
-                                        "sources, so a smaller delivery has no reference; "
-                                        "explain needs one")
+        spec, select = _graded_task(pipeline, task, data, model, select, "explain", limits)
     else:
         if data is not None or model is not None or select is not None or passed_env:
             raise ArrivalBenchError("--data, --model, --select and --env go with a dbt "
