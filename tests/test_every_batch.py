@@ -6,10 +6,12 @@ from __future__ import annotations
 import pytest
 
 from arrivalbench.core.checkpoints import delivered, reference_over, replay_checked
+from arrivalbench.core.engine import Limits, Table
 from arrivalbench.core.grading import Point, grade
 from arrivalbench.core.replay import expected
 from arrivalbench.core.schedules import Batch, Schedule
 from arrivalbench.core.task import TaskSpec, load_spec
+from arrivalbench.core.values import row_sort_key
 from conftest import TINY_GOLD, TINY_NO_DEDUP, TINY_ROWS, write_task
 
 # Right once all twelve orders are in, wrong (empty) before: the final table alone passes.
@@ -78,3 +80,68 @@ def test_a_missing_target_is_reported_at_its_first_run(tiny: TaskSpec) -> None:
     assert verdict.status == "ERROR" and verdict.detail["phase"] == "read-target"
     first = verdict.detail["first_divergence"]
     assert first["batch"] == 0 and "shop_revenue" in first["error"]
+
+
+# -- the sets of a chain in one query ------------------------------------------------------------
+
+
+def _prefixes(spec: TaskSpec) -> list[frozenset[tuple[str, int]]]:
+    from arrivalbench.core.grading import plan, schedule
+
+    sets: list[frozenset[tuple[str, int]]] = []
+    for point in plan(spec, 2):
+        found = delivered(schedule(spec, point.schedule, point.seed))
+        sets += [found[n] for n in sorted(found)]
+    return list(dict.fromkeys(sets))
+
+
+@pytest.mark.parametrize("task", ["web_sessions", "checkout_funnel_daily",
+                                  "wallet_balance_history"])
+def test_the_sets_of_a_chain_in_one_query_are_each_set_alone(
+        task: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Windows, joins, CTEs and several targets: the one query per chain (DuckDB runs it
+    as a lateral join) gives exactly the rows of every set computed on its own."""
+    from arrivalbench.core import checkpoints
+
+    spec = load_spec(task)
+    sets = _prefixes(spec)
+    monkeypatch.setattr(checkpoints, "_STEPPED", {})
+    for target in range(len(spec.targets)):
+        together = checkpoints._compute(spec, sets, Limits(), target=target)
+        assert list(checkpoints._STEPPED.values()) == [True] * (target + 1)
+        with monkeypatch.context() as alone:
+            alone.setattr(checkpoints, "_together", lambda *args: None)
+            each = checkpoints._compute(spec, sets, Limits(), target=target)
+        assert [(t.columns, sorted(t.rows, key=row_sort_key)) for t in together] == \
+            [(t.columns, sorted(t.rows, key=row_sort_key)) for t in each]
+
+
+def test_a_query_whose_sets_together_disagree_is_computed_set_by_set(
+        tiny: TaskSpec, monkeypatch: pytest.MonkeyPatch) -> None:
+    from arrivalbench.core import checkpoints
+
+    sets = _prefixes(tiny)
+    monkeypatch.setattr(checkpoints, "_STEPPED", {})
+    real = checkpoints._together
+
+    def off_by_one(*args: object) -> list[Table] | None:
+        found = real(*args)  # type: ignore[arg-type]
+        return None if found is None else [Table(t.columns, t.rows[1:]) for t in found]
+
+    monkeypatch.setattr(checkpoints, "_together", off_by_one)
+    got = checkpoints._compute(tiny, sets, Limits())
+    assert list(checkpoints._STEPPED.values()) == [False]
+    assert got == [reference_over(tiny, s) for s in sets]
+
+
+def test_sources_are_read_up_to_the_outer_step_by_name_not_by_a_shadowing_cte() -> None:
+    from arrivalbench.core.checkpoints import stepped
+
+    query = ("WITH orders AS (SELECT * FROM main.orders WHERE amount > 0) "
+             "SELECT o.shop, count(*) FROM orders AS o JOIN refunds USING (order_id) GROUP BY 1")
+    text = stepped(query, {"orders": "__log_0_orders", "refunds": "__log_0_refunds"},
+                   {"orders": ("order_id", "shop", "amount"), "refunds": ("order_id",)})
+    assert text is not None
+    assert text.count("__step <= __s.k") == 2  # main.orders in the CTE, and refunds
+    assert 'FROM orders AS o' in text  # the CTE itself is left alone
+    assert stepped("SELECT (", {}, {}) is None
