@@ -145,3 +145,15 @@ def test_sources_are_read_up_to_the_outer_step_by_name_not_by_a_shadowing_cte() 
     assert text.count("__step <= __s.k") == 2  # main.orders in the CTE, and refunds
     assert 'FROM orders AS o' in text  # the CTE itself is left alone
     assert stepped("SELECT (", {}, {}) is None
+
+
+def test_a_verdict_stops_comparing_at_the_first_divergence(tiny: TaskSpec) -> None:
+    from arrivalbench.core.grading import schedule
+
+    sched = schedule(tiny, "duplicates", 1)
+    full = replay_checked(tiny, TINY_NO_DEDUP, sched)
+    first = replay_checked(tiny, TINY_NO_DEDUP, sched, first_only=True)
+    assert full.first_divergence is not None
+    assert first.first_divergence == full.first_divergence
+    assert first.checks == full.checks[:full.checks.index(full.first_divergence) + 1]
+    assert len(first.checks) < len(full.checks)  # the runs after it were not compared

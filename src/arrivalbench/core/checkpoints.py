@@ -242,8 +242,11 @@ def _chains(sets: list[frozenset[Ref]]) -> list[list[frozenset[Ref]]]:
 
 def replay_checked(spec: TaskSpec, script: Artifact | str, schedule: Schedule,
                    limits: Limits = Limits(), measure: bool = False,
-                   engine_name: EngineName = DEFAULT_ENGINE) -> Checked:
-    """A replay that also reads the target after every completed run and compares it."""
+                   engine_name: EngineName = DEFAULT_ENGINE, first_only: bool = False
+                   ) -> Checked:
+    """A replay that also reads the target after every completed run and compares it. With
+    `first_only` (a verdict needs no more) the checks stop at the first divergence, and the
+    runs after it are not compared: a diff of a wrong table is the costly kind."""
     tables: list[tuple[int, tuple[Table, ...] | None, str | None]] = []
 
     last = len(schedule.batches) - 1
@@ -267,8 +270,10 @@ def replay_checked(spec: TaskSpec, script: Artifact | str, schedule: Schedule,
     sets = delivered(schedule)
     wanted = references_all(spec, [sets[number] for number, table, _ in tables
                                     if table is not None], limits)
-    checks = []
+    checks: list[Check] = []
     for number, table, error in tables:
+        if first_only and checks and not checks[-1].ok:
+            break
         if table is None:
             checks.append(Check(number, None, error))
         else:

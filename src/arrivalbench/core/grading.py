@@ -101,7 +101,8 @@ def judge(spec: TaskSpec, script: Artifact | str, sched: Schedule, kind: str, se
 
     checks = None
     if every_batch:
-        checked = replay_checked(spec, script, sched, limits, measure, engine_name)
+        checked = replay_checked(spec, script, sched, limits, measure, engine_name,
+                                 first_only=True)
         outcome, checks = checked.outcome, checked
     else:
         outcome = replay(spec, script, sched, limits, measure=measure, engine_name=engine_name)
