@@ -125,10 +125,10 @@ def _compute(spec: TaskSpec, sets: list[frozenset[Ref]], limits: Limits,
     once with a `__step` column, the index of the first set of the chain that holds the
     record. The sets of a chain are then computed in one query (`stepped`), each source read
     through a subquery of the rows up to the step of the outer row: DuckDB runs the query
-    once for all of them, which costs about what one set costs alone. The first time a query
-    is computed so in a process, each set is also computed on its own, through a view of the
-    rows up to the current step, and the two must agree row for row; where they do not, or
-    where the query cannot be written so, every set is computed on its own."""
+    once for all of them, at a fraction of the cost of one query per set. The first time a
+    query is computed so in a process, four of its sets (`_probes`) are also computed on their
+    own, through a view of the rows up to the current step, and must agree row for row; where
+    they do not, or where the query cannot be written so, every set is computed on its own."""
     log = load_log(spec)
     out: list[Table] = []
     chosen = spec.targets[target]
@@ -160,17 +160,18 @@ def _compute(spec: TaskSpec, sets: list[frozenset[Ref]], limits: Limits,
                                     'WHERE __step <= (SELECT k FROM main."__step")')
                 together = _together(db, query, casts, logs, log, number, len(chain)) \
                     if len(chain) > 1 and _STEPPED.get(key, True) else None
-                if together is not None and key in _STEPPED:
-                    out.extend(together)
-                    continue
-                alone = []
-                for step in range(len(chain)):
+
+                def alone(step: int) -> Table:
                     db.set_step("__step", step)
-                    alone.append(db.query(f"SELECT {casts} FROM ({query})", "run"))
-                if together is not None:
-                    _STEPPED[key] = all(_same(a, b) for a, b in zip(alone, together,
-                                                                    strict=True))
-                out.extend(alone)
+                    return db.query(f"SELECT {casts} FROM ({query})", "run")
+
+                if together is not None and key not in _STEPPED:
+                    _STEPPED[key] = all(_same(alone(step), together[step])
+                                        for step in _probes(len(chain)))
+                if together is not None and _STEPPED[key]:
+                    out.extend(together)
+                else:
+                    out.extend(alone(step) for step in range(len(chain)))
         except Failure as failure:
             raise TaskError(f"{spec.path / file}: over a part of the log: "
                             f"{failure.message}") from None
@@ -224,6 +225,12 @@ def stepped(query: str, logs: Mapping[str, str], columns: Mapping[str, Sequence[
             table.replace(exp.Subquery(this=rows, alias=exp.TableAlias(
                 this=exp.to_identifier(table.alias or name))))
     return tree.sql(dialect="duckdb")
+
+
+def _probes(count: int) -> list[int]:
+    """The steps of a chain computed alone to check the query that computes them together:
+    the first, the last and two between."""
+    return sorted({0, count // 3, 2 * count // 3, count - 1})
 
 
 def _same(a: Table, b: Table) -> bool:
