@@ -347,8 +347,9 @@ def from_dbt(folder: Path | None, project: Path, data: Path, model: str | None =
              limits: Limits = Limits(), parent: Path | None = None) -> Written:
     """The task `grade PROJECT --data DATA` grades: the project's sources and their data, the
     model's key as the target's, and the model built with `--full-refresh` over all the data
-    as the reference (materialized, its compiled SQL as a comment). Without `folder`, the
-    task is written to `parent`/<model>."""
+    as the reference: what dbt compiled for it as one query over the sources where that returns
+    dbt's own rows, else those rows materialized (the compiled SQL as a comment). Without
+    `folder`, the task is written to `parent`/<model>."""
     from arrivalbench.core.artifacts.dbt import own
     from arrivalbench.core.artifacts.dbt.inline import NotInlined
 
@@ -416,7 +417,7 @@ def from_dbt(folder: Path | None, project: Path, data: Path, model: str | None =
                 spec = _stage(staging, request, columns, target, candidates, query)
                 if compare(result, expected_all(spec, limits)[0], spec.target).ok:
                     return spec
-            shutil.rmtree(staging)
+            shutil.rmtree(staging, ignore_errors=True)  # whatever the first attempt wrote
         return _stage(staging, request, columns, target, candidates, rows,
                       _stand_in(what.model, [s.name for s in what.sources], rows))
 
