@@ -16,10 +16,13 @@ lint: $(BIN)/arrivalbench
 	$(BIN)/ruff check src tests tools benchmarks
 	$(BIN)/mypy
 
-# The two-node Ray test runs in a pytest process of its own: Ray holds one driver per process,
-# and a driver that joined a local Ray earlier in the suite does not own objects in the cluster.
+# The suite runs on one pytest-xdist worker per core (at most 4: many tests start pools, servers
+# or Ray of their own), a test file per worker so that a file's fixtures are made once. The
+# two-node Ray test runs in a pytest process of its own: Ray holds one driver per process, and a
+# driver that joined a local Ray earlier in the suite does not own objects in the cluster.
 test: lint  ## lint, type-check and run the test suite, with branch coverage
-	$(BIN)/pytest -m "not cluster" --cov=arrivalbench --cov-branch --cov-report=term
+	$(BIN)/pytest -m "not cluster" --numprocesses auto --maxprocesses 4 --dist loadfile \
+		--cov=arrivalbench --cov-branch --cov-report=term
 	$(BIN)/pytest -m cluster
 
 # The whole corpus through the admissibility gate: the longest single check, so a step of its
@@ -27,6 +30,8 @@ test: lint  ## lint, type-check and run the test suite, with branch coverage
 gate: $(BIN)/arrivalbench  ## every built-in task passes the admissibility gate
 	$(BIN)/arrivalbench gate
 
-# The same gate with every task's PostgreSQL pipelines, on a real server the harness starts.
+# The same gate with every task's PostgreSQL pipelines, on a real server the harness starts:
+# about as long again as `make gate`, so CI leaves it out (the suite runs the PostgreSQL engine
+# and the gate on it); run it after changing a `*.postgres.sql` or the PostgreSQL engine.
 gate-postgres: $(BIN)/arrivalbench  ## every built-in task passes the gate on PostgreSQL too
 	$(BIN)/arrivalbench gate --engine postgres

@@ -1,6 +1,6 @@
 """Throughput on Ray against the local pool, and a two-node cluster's scaling, on this machine.
 
-    python benchmarks/bench_cluster.py [--seeds 2] [--tasks 6]
+    python benchmarks/bench_cluster.py [--seeds 2] [--tasks 6] [--cluster-only | --no-cluster]
 
 The gold arm over the first N built-in tasks (copied to a temporary folder, so the workers
 read them from the object store as a user's own tasks), graded:
@@ -66,6 +66,8 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=6)
     parser.add_argument("--cluster-only", action="store_true",
                         help="skip the local pool and the one-node Ray (part 1)")
+    parser.add_argument("--no-cluster", action="store_true",
+                        help="part 1 only: no two-node cluster, no projection")
     args = parser.parse_args()
     units = gold_units(args.seeds, args.tasks, Path(tempfile.mkdtemp(prefix="bench-tasks-")))
     print(f"gold arm: {args.tasks} tasks, seeds 0..{args.seeds - 1}: {len(units)} replays; "
@@ -85,6 +87,8 @@ def main() -> None:
         print(f"Ray on one node / local pool, 2 CPUs each: {ratio:.2f} (target >= 0.9); "
               f"executor overhead {local['executor_overhead']:.3f} local, "
               f"{one_node['executor_overhead']:.3f} Ray\n")
+    if args.no_cluster:
+        return
 
     dirs = [tempfile.mkdtemp(prefix="bh"), tempfile.mkdtemp(prefix="bn")]
     env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
