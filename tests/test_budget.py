@@ -14,6 +14,7 @@ from arrivalbench.core.engine.cost import Cost
 from arrivalbench.core.task import BUILTIN_DIR, DEFAULT_BUDGETS, Budget, TaskSpec, load_spec
 from arrivalbench.corpus import gate
 from arrivalbench.corpus.budget import over_budget, within
+from arrivalbench.corpus.labels import is_builtin
 from arrivalbench.errors import TaskError
 from arrivalbench.report.load import CellRow, VerdictRow
 from arrivalbench.report.metrics import CellFacts, arm_metrics, cell_facts, incremental
@@ -218,7 +219,7 @@ def test_run_with_cost_fills_the_costs_table_and_the_report_metric(
 
 def test_a_built_in_task_without_incremental_sql_is_a_finding() -> None:
     spec = load_spec(BUILTIN_DIR / "store_daily_revenue")
-    assert gate.builtin(spec)
+    assert is_builtin(spec)
     missing = gate.missing_incremental(replace(spec, incremental_sql=None))
     assert [(f.check, f.schedule, f.seed) for f in missing] == [("incremental", None, None)]
     assert missing[0].reason.startswith("no incremental.sql: a built-in task ships a gold")
@@ -232,7 +233,7 @@ def test_a_users_task_may_omit_incremental_sql(tmp_path: Path) -> None:
     shutil.copytree(BUILTIN_DIR / "store_daily_revenue", copy)
     (copy / "incremental.sql").unlink(missing_ok=True)
     spec = load_spec(copy)
-    assert spec.incremental_sql is None and not gate.builtin(spec)
+    assert spec.incremental_sql is None and not is_builtin(spec)
     assert gate.missing_incremental(spec) == []
 
 

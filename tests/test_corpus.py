@@ -19,7 +19,7 @@ from arrivalbench.core.task import (
     builtin_ids,
     load_spec,
 )
-from arrivalbench.corpus.gate import IDIOMS
+from arrivalbench.corpus.labels import IDIOMS
 from conftest import cli
 
 ORDERING = {"late_arrival", "out_of_order"}

@@ -20,6 +20,7 @@ from arrivalbench.core.grading import schedule
 from arrivalbench.core.schedules import Batch, Schedule
 from arrivalbench.core.task import BUILTIN_DIR, load_spec
 from arrivalbench.corpus import gate
+from arrivalbench.corpus.labels import tier
 from arrivalbench.corpus.perturbation import visible
 from arrivalbench.study.executors import LocalExecutor
 from conftest import cli, write_task
@@ -327,14 +328,14 @@ def test_the_gate_on_ray_reports_the_same_findings(tmp_path: Path) -> None:
 
 def test_a_built_in_task_without_tier_or_with_an_unknown_family_is_a_finding() -> None:
     spec = load_spec("store_daily_revenue")
-    assert gate.tier(spec) == []
-    found = gate.tier(replace(spec, tier_declared=False, family="revenue"))
+    assert tier(spec) == []
+    found = tier(replace(spec, tier_declared=False, family="revenue"))
     assert [f.check for f in found] == ["tier", "tier"]
     assert "names no tier" in found[0].reason and "core, hard" in found[0].reason
     assert "family 'revenue' is unknown" in found[1].reason
-    assert "names no family" in gate.tier(replace(spec, family=None))[0].reason
+    assert "names no family" in tier(replace(spec, family=None))[0].reason
 
 
 def test_a_users_task_needs_no_tier_or_family(tmp_path: Path) -> None:
     spec = load_spec(write_task(tmp_path))
-    assert spec.family is None and gate.tier(spec) == []
+    assert spec.family is None and tier(spec) == []

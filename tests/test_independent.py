@@ -9,6 +9,8 @@ import pytest
 
 from arrivalbench.core.task import builtin_ids, load_spec, resolve
 from arrivalbench.corpus import gate
+from arrivalbench.corpus import independent as second_reference
+from arrivalbench.corpus.independent import independent, independent_file
 from conftest import TINY_REFERENCE, write_task
 
 # The same meaning in other words: a sum of nothing is 0, every order counts.
@@ -20,11 +22,11 @@ FROM per_shop GROUP BY ALL
 """
 
 
-def check(tmp_path: Path, independent: str | None) -> list[str]:
+def check(tmp_path: Path, sql: str | None) -> list[str]:
     folder = write_task(tmp_path)
-    if independent is not None:
-        (folder / "independent.sql").write_text(independent, encoding="utf-8")
-    return [f.line() for f in gate.independent(load_spec(folder))]
+    if sql is not None:
+        (folder / "independent.sql").write_text(sql, encoding="utf-8")
+    return [f.line() for f in independent(load_spec(folder))]
 
 
 def test_a_second_reference_in_other_words_agrees(tmp_path: Path) -> None:
@@ -57,7 +59,7 @@ def test_a_disagreement_on_the_complete_log_only_says_so(tmp_path: Path) -> None
     (folder / "independent.sql").write_text(
         f"SELECT * FROM ({TINY_REFERENCE}) WHERE orders < (SELECT COUNT(*) FROM orders)",
         encoding="utf-8")
-    lines = [f.line() for f in gate.independent(load_spec(folder))]
+    lines = [f.line() for f in independent(load_spec(folder))]
     assert len(lines) == 1 and "disagrees with reference.sql" in lines[0]
 
 
@@ -81,8 +83,8 @@ def test_bad_input_is_a_finding_naming_the_task_the_file_and_the_problem(
 
 def test_a_builtin_task_must_ship_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = write_task(tmp_path)
-    monkeypatch.setattr(gate, "builtin", lambda _spec: True)
-    lines = [f.line() for f in gate.independent(load_spec(folder))]
+    monkeypatch.setattr(second_reference, "is_builtin", lambda _spec: True)
+    lines = [f.line() for f in independent(load_spec(folder))]
     assert lines == ["tiny: independent: schedule -, seed -: no independent.sql: a built-in "
                      "task ships a second reference written from the ticket and schemas alone"]
 
@@ -99,12 +101,12 @@ def test_the_gate_reports_the_check(tmp_path: Path) -> None:
 @pytest.mark.parametrize("task_id", ["web_sessions", "invoice_lines_taxed", "web_page_views",
                                      "ticket_current_state"])
 def test_the_tasks_whose_references_once_disagreed_now_agree(task_id: str) -> None:
-    assert gate.independent(load_spec(resolve(task_id))) == []
+    assert independent(load_spec(resolve(task_id))) == []
 
 
 def test_every_builtin_task_ships_one() -> None:
     """One per target: `independent.sql`, or `independent.<name>.sql` for each of several."""
     missing = [f"{spec.id}/{name}" for spec in map(load_spec, builtin_ids())
-               for name in (gate.independent_file(spec, n) for n in range(len(spec.targets)))
+               for name in (independent_file(spec, n) for n in range(len(spec.targets)))
                if not (spec.path / name).is_file()]
     assert missing == []

@@ -114,7 +114,7 @@ def test_tier_defaults_to_core_and_is_read_with_the_family(tmp_path: Path,
 
 
 def test_every_core_task_declares_its_tier_and_a_known_family() -> None:
-    from arrivalbench.corpus.gate import tier
+    from arrivalbench.corpus.labels import tier
 
     for task_id in builtin_ids():
         spec = load_spec(task_id)

@@ -2,9 +2,10 @@
 
 The gate's seed set is fixed: `GATE_SEEDS` = 0, 1, 2. Three seeds give every hazard three
 different fault placements (enough for each declared negative to be caught at least once, and
-for a gold that survives only a lucky placement to be caught) while the whole corpus stays at a
-few minutes on two cores. `snapshot` does not depend on the seed (the whole log in one batch), so
-it is replayed once; every other schedule is replayed once per gate seed.
+for a gold that survives only a lucky placement to be caught) while the whole corpus (52 tasks,
+about 4,900 replays) takes about a quarter of an hour on two cores. `snapshot` does not depend
+on the seed (the whole log in one batch), so it is replayed once; every other schedule is
+replayed once per gate seed.
 
 Checks, as they are named in the gate's output:
 
@@ -24,7 +25,7 @@ Checks, as they are named in the gate's output:
                     is vacuous).
 - ``leakage``       the title, the ticket and the unhinted and budget prompts built from it are
                     free of hazard vocabulary (`arrivalbench.corpus.leakage`).
-- ``idiom``         `gold_idiom`, when given, names one of `IDIOMS`.
+- ``idiom``         `gold_idiom`, when given, names one of `IDIOMS` (`arrivalbench.corpus.labels`).
 - ``tier``          a built-in task names its `tier:` and a `family:` among `FAMILIES` (a user's
                     own task may leave both out: it is then core, of no family).
 - ``incremental``   `incremental.sql`, when the task ships one, passes snapshot, both controls and
@@ -36,8 +37,8 @@ Checks, as they are named in the gate's output:
 - ``independent``   `independent.sql`, a second reference written from the ticket and schemas
                     alone, agrees with `reference.sql` on the complete log and on the records
                     delivered after every batch of `in_order` seed 0. A built-in task must ship
-                    one; a user's own task is checked when it has one. It is what keeps a ticket
-                    and its reference saying the same thing.
+                    one; a user's own task is checked when it has one
+                    (`arrivalbench.corpus.independent`).
 
 On another engine (`run(..., engine="postgres")`) the gold and the negatives are the task's
 pipelines for that engine (`gold.postgres.sql`, `negatives/<name>.postgres.sql`), each negative
@@ -60,28 +61,24 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import sqlglot
-
 from arrivalbench import words
-from arrivalbench.core.checkpoints import delivered, query_over, references_over
 from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Failure, Table, backend
 from arrivalbench.core.grading import Point, grade, plan_kinds
 from arrivalbench.core.grading import schedule as make_schedule
-from arrivalbench.core.oracle import compare, compare_all
+from arrivalbench.core.oracle import compare_all
 from arrivalbench.core.replay import expected_all, replay
-from arrivalbench.core.schedules import CONTROLS, Schedule
+from arrivalbench.core.schedules import Schedule
 from arrivalbench.core.task import (
-    BUILTIN_DIR,
-    HAZARDS,
-    TIERS,
     Target,
     TaskSpec,
     load_spec,
     load_specs,
     source_of,
 )
-from arrivalbench.core.textfile import read_text
 from arrivalbench.core.values import canonical_json, to_json
+from arrivalbench.corpus.findings import ANY_SEED, Finding
+from arrivalbench.corpus.independent import independent
+from arrivalbench.corpus.labels import idiom, is_builtin, tier
 from arrivalbench.corpus.leakage import scan
 from arrivalbench.corpus.perturbation import visible
 from arrivalbench.corpus.prompts import build
@@ -90,54 +87,6 @@ from arrivalbench.study import executors
 from arrivalbench.study.executors import Executor, ProtocolError, peak_rss, unit_spec
 
 GATE_SEEDS: tuple[int, ...] = (0, 1, 2)
-
-IDIOMS: tuple[str, ...] = (
-    "anti_join_history",  # anti-join staging into a history table
-    "versioned_upsert",  # ON CONFLICT ... DO UPDATE ... WHERE, or MERGE, guarded by version
-    "batch_transaction",  # one transaction per batch
-    "recompute_from_history",  # keep every record, recompute from a deduplicated history
-    "delete_reinsert",  # delete the affected keys of the target and insert them again
-)
-
-# The kinds of data problem a built-in task may belong to (`family:` in task.yaml); a report
-# groups by them, so a typo would split one family in two. The last two lines are families only
-# the hard tier has: problems whose correct maintenance needs state beyond a keyed upsert.
-FAMILIES: tuple[str, ...] = (
-    "aggregation", "attribution", "cleaning", "current_state", "distinct_count", "enrichment",
-    "funnel", "milestones", "running_state", "sequencing", "sessionization", "top_k",
-    "bitemporal_history", "chain_dedup", "gaps_and_islands", "identity_stitching",
-    "retraction_aggregates", "reversals", "rolling_windows",
-)
-
-CHECK_ORDER = ("tier", "reference", "independent", "gold", "negative", "perturbation", "coverage",
-               "leakage", "idiom", "incremental")
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One failed check."""
-
-    task: str
-    check: str
-    reason: str
-    schedule: str | None = None
-    seed: int | None = None
-
-    def line(self) -> str:
-        schedule = self.schedule or "-"
-        seed = "-" if self.seed is None else "*" if self.seed < 0 else str(self.seed)
-        return f"{self.task}: {self.check}: schedule {schedule}, seed {seed}: {self.reason}"
-
-    def order(self, tasks: Sequence[str]) -> tuple[object, ...]:
-        kinds = (*CONTROLS, *HAZARDS)
-        return (tasks.index(self.task) if self.task in tasks else len(tasks),
-                CHECK_ORDER.index(self.check.split()[0]), self.check,
-                kinds.index(self.schedule) if self.schedule in kinds else -1,
-                -2 if self.seed is None else self.seed, self.reason)
-
-
-ANY_SEED = -1  # Finding.seed for "on no gate seed": printed as `*`
-
 
 @dataclass(frozen=True)
 class Graded:
@@ -317,90 +266,6 @@ def _run_job(spec: TaskSpec, artifact: str, seeds: tuple[int, ...],
     return JobResult(spec.id, "gold", tuple(graded), tuple(findings), replays)
 
 
-INDEPENDENT = "independent.sql"
-
-
-def independent_file(spec: TaskSpec, number: int) -> str:
-    """`independent.sql` for a task's only target, `independent.<name>.sql` for each of
-    several (as `reference.<name>.sql`)."""
-    return INDEPENDENT if len(spec.targets) == 1 else \
-        f"independent.{spec.targets[number].name}.sql"
-
-
-def independent(spec: TaskSpec) -> list[Finding]:
-    """Each target's `independent.sql` against its reference: on the complete log, then on
-    the records delivered after each batch of `in_order` seed 0, the first disagreement
-    named."""
-    found: list[Finding] = []
-    for number in range(len(spec.targets)):
-        found += _independent(spec, number)
-    return found
-
-
-def _independent(spec: TaskSpec, number: int) -> list[Finding]:
-    name = independent_file(spec, number)
-    target = spec.targets[number]
-    path = spec.path / name
-    if not path.is_file():
-        if not builtin(spec):
-            return []
-        return [Finding(spec.id, "independent", f"no {name}: a built-in task ships a "
-                        "second reference written from the ticket and schemas alone")]
-
-    def finding(reason: str, schedule: str | None = None, seed: int | None = None) -> Finding:
-        return Finding(spec.id, "independent", f"{path}: {reason}", schedule, seed)
-
-    try:
-        sql = read_text(path, TaskError, what="independent reference")
-    except TaskError as exc:
-        return [Finding(spec.id, "independent", str(exc))]
-    problem = _query_problem(spec, sql, number)
-    if problem is not None:
-        return [finding(problem)]
-    sched = make_schedule(spec, "in_order", 0)
-    sets = [*delivered(sched).values()]
-    try:
-        theirs = query_over(spec, sql, sets, name, target=number)
-    except TaskError as exc:
-        return [Finding(spec.id, "independent", str(exc))]
-    ours = references_over(spec, sets, target=number)
-    for batch, (want, got) in enumerate(zip(ours, theirs, strict=True)):
-        diff = compare(want, got, target)
-        if not diff.ok:
-            where = ("on the complete log" if batch == len(sets) - 1 else
-                     f"after batch {batch} of in_order seed 0")
-            return [finding(f"disagrees with {target.reference_file} {where}, taking "
-                            f"{target.reference_file} as expected: "
-                            f"{words.diff_line(diff.document())}", "in_order", 0)]
-    return []
-
-
-def _query_problem(spec: TaskSpec, sql: str, number: int = 0) -> str | None:
-    """Why `sql` is not one SELECT over the task's sources returning the target's columns."""
-    try:
-        parsed = sqlglot.parse(sql, read="duckdb")
-    except sqlglot.errors.ParseError as exc:
-        return f"does not parse: {' '.join(str(exc).split())[:200]}"
-    statements = [s for s in parsed if s is not None]
-    if len(statements) != 1 or not isinstance(statements[0], sqlglot.exp.Query):
-        return f"must hold exactly one SELECT query, found {len(statements)} statements"
-    query = statements[0]
-    ctes = {c.alias_or_name.lower() for c in query.find_all(sqlglot.exp.CTE)}
-    sources = {s.name.lower() for s in spec.sources}
-    named = {t.name for t in query.find_all(sqlglot.exp.Table) if t.name}
-    strangers = sorted(n for n in named if n.lower() not in ctes | sources)
-    if strangers:
-        which = "is not a source" if len(strangers) == 1 else "are not sources"
-        return (f"reads {', '.join(strangers)}, which {which} (sources: "
-                f"{', '.join(sorted(sources))})")
-    got = [s.alias_or_name for s in query.selects]
-    target = spec.targets[number]
-    want = [c.name for c in target.columns]
-    if "*" not in got and sorted(g.lower() for g in got) != sorted(w.lower() for w in want):
-        return f"returns columns {got}; target {target.name} declares {want}"
-    return None
-
-
 def _incremental_job(spec: TaskSpec, seeds: tuple[int, ...]) -> JobResult:
     from arrivalbench.corpus.budget import check_incremental
 
@@ -454,39 +319,10 @@ def leakage(spec: TaskSpec, engine: EngineName = DEFAULT_ENGINE) -> list[Finding
     return findings
 
 
-def idiom(spec: TaskSpec) -> list[Finding]:
-    if spec.gold_idiom is None or spec.gold_idiom in IDIOMS:
-        return []
-    return [Finding(spec.id, "idiom", f"gold_idiom {spec.gold_idiom!r} is not one of "
-                                      f"{', '.join(IDIOMS)}")]
-
-
-def tier(spec: TaskSpec) -> list[Finding]:
-    """A built-in task must say which tier and family it belongs to: the reports split by
-    them, and a task that silently defaulted would land in the paper's core figures."""
-    if not builtin(spec):
-        return []
-    findings = []
-    if not spec.tier_declared:
-        findings.append(Finding(spec.id, "tier", f"task.yaml names no tier; add tier: one of "
-                                f"{', '.join(TIERS)}"))
-    if spec.family not in FAMILIES:
-        given = "names no family" if spec.family is None else f"family {spec.family!r} is unknown"
-        findings.append(Finding(spec.id, "tier", f"task.yaml {given}; add family: one of "
-                                f"{', '.join(FAMILIES)}"))
-    return findings
-
-
-def builtin(spec: TaskSpec) -> bool:
-    """Whether `spec` is a task of the built-in corpus: its folder is one of the package's
-    own, not a copy or a user's folder elsewhere."""
-    return spec.path.resolve().parent == BUILTIN_DIR.resolve()
-
-
 def missing_incremental(spec: TaskSpec) -> list[Finding]:
     """A built-in task must ship `incremental.sql`: the corpus proves every budget it states
     attainable. A user's own task may leave it out (its budget is then unproven, not wrong)."""
-    if spec.incremental_sql is not None or not builtin(spec):
+    if spec.incremental_sql is not None or not is_builtin(spec):
         return []
     return [Finding(spec.id, "incremental", "no incremental.sql: a built-in task ships a gold "
                     "that passes every declared hazard within its read budget on trickle "
