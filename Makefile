@@ -30,9 +30,6 @@ test: lint  ## lint, type-check and run the test suite, with branch coverage
 gate: $(BIN)/arrivalbench  ## every built-in task passes the admissibility gate
 	$(BIN)/arrivalbench gate
 
-# The same gate with every task's PostgreSQL pipelines, on a real server the harness starts. It
-# takes longer than `make gate` (the server's work shares the same cores), so CI leaves it out
-# (the suite runs the PostgreSQL engine, and the gate on it); run it after changing a
-# `*.postgres.sql` or the PostgreSQL engine.
+# The same gate with every task's PostgreSQL pipelines, on a real server the harness starts.
 gate-postgres: $(BIN)/arrivalbench  ## every built-in task passes the gate on PostgreSQL too
 	$(BIN)/arrivalbench gate --engine postgres
