@@ -64,10 +64,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--tasks", type=int, default=6)
-    parser.add_argument("--cluster-only", action="store_true",
-                        help="skip the local pool and the one-node Ray (part 1)")
-    parser.add_argument("--no-cluster", action="store_true",
-                        help="part 1 only: no two-node cluster, no projection")
+    part = parser.add_mutually_exclusive_group()
+    part.add_argument("--cluster-only", action="store_true",
+                      help="skip the local pool and the one-node Ray (part 1)")
+    part.add_argument("--no-cluster", action="store_true",
+                      help="part 1 only: no two-node cluster, no projection")
     args = parser.parse_args()
     units = gold_units(args.seeds, args.tasks, Path(tempfile.mkdtemp(prefix="bench-tasks-")))
     print(f"gold arm: {args.tasks} tasks, seeds 0..{args.seeds - 1}: {len(units)} replays; "
