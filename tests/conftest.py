@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from arrivalbench.core.engine import Limits
-from arrivalbench.core.grading import Point, grade
+from arrivalbench.core.artifacts import Artifact
+from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Limits
+from arrivalbench.core.grading import GradeOptions, Point, grade
+from arrivalbench.core.replay import Outcome
 from arrivalbench.core.task import TaskSpec, load_spec
 from arrivalbench.core.verdict import Verdict
 
@@ -123,6 +125,24 @@ def tiny_yaml() -> dict[str, Any]:
     return copy
 
 
+def grade_each(spec: TaskSpec, artifact: Artifact | str, points: Iterable[Point],
+               limits: Limits = Limits(), *, every_batch: bool = False, measure: bool = False,
+               engine_name: EngineName = DEFAULT_ENGINE) -> Iterator[tuple[Verdict, Outcome]]:
+    """`core.grading.grade` with its options spelt out, yielding (verdict, outcome)."""
+    options = GradeOptions(engine_name, limits, every_batch=every_batch, measure=measure)
+    for graded in grade(spec, artifact, points, options=options):
+        yield graded.verdict, graded.outcome
+
+
+def grade1(spec: TaskSpec, artifact: Artifact | str, point: Point, limits: Limits = Limits(), *,
+           every_batch: bool = False, measure: bool = False,
+           engine_name: EngineName = DEFAULT_ENGINE) -> tuple[Verdict, Outcome]:
+    """One point of `grade_each`."""
+    [found] = grade_each(spec, artifact, [point], limits, every_batch=every_batch,
+                         measure=measure, engine_name=engine_name)
+    return found
+
+
 Grader = Callable[..., Verdict]
 
 
@@ -132,7 +152,7 @@ def grade_one() -> Grader:
 
     def run(spec: TaskSpec, script: str, kind: str, seed: int = 0,
             limits: Limits = Limits()) -> Verdict:
-        return grade(spec, script, Point(kind, seed), limits)[0]
+        return grade1(spec, script, Point(kind, seed), limits)[0]
 
     return run
 

@@ -16,10 +16,10 @@ from arrivalbench.agent import feedback
 from arrivalbench.agent.extract import extract, statements
 from arrivalbench.agent.inspect_task import arrivalbench
 from arrivalbench.agent.samples import FINAL, REASON, TURNS
-from arrivalbench.core.grading import Point, artifact_digest, grade
+from arrivalbench.core.grading import Point, artifact_digest
 from arrivalbench.core.task import load_spec
 from arrivalbench.corpus import leakage
-from conftest import TINY_GOLD, TINY_NO_DEDUP, TINY_YAML, write_task
+from conftest import TINY_GOLD, TINY_NO_DEDUP, TINY_YAML, grade1, write_task
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:inspect_ai.*")
 
@@ -101,7 +101,7 @@ MISSING_TARGET = "CREATE TABLE somewhere_else AS SELECT * FROM incoming.orders;\
 
 def test_feedback_on_an_engine_error_names_the_statement_without_hazard_words(
         tiny_spec: Any) -> None:
-    verdict = grade(tiny_spec, PK_CLASH, Point("snapshot", 0))[0]
+    verdict = grade1(tiny_spec, PK_CLASH, Point("snapshot", 0))[0]
     assert verdict.status == "ERROR"
     assert "uplicate" in verdict.detail["message"]  # the engine's own wording...
     text = feedback.snapshot(tiny_spec, verdict, statements(PK_CLASH))
@@ -113,7 +113,7 @@ def test_feedback_on_an_engine_error_names_the_statement_without_hazard_words(
 
 def test_feedback_on_a_diff_lists_repeats_extras_and_values_without_hazard_words(
         tiny_spec: Any) -> None:
-    verdict = grade(tiny_spec, REPEATED_KEYS, Point("snapshot", 0))[0]
+    verdict = grade1(tiny_spec, REPEATED_KEYS, Point("snapshot", 0))[0]
     assert verdict.status == "FAIL" and verdict.detail["counts"]["duplicated"] > 0
     text = feedback.snapshot(tiny_spec, verdict)
     assert text is not None and leakage.scan(text) == []
@@ -121,17 +121,17 @@ def test_feedback_on_a_diff_lists_repeats_extras_and_values_without_hazard_words
     assert "rows repeat a key that should appear once" in text
     assert "(shop='a') appears" in text
 
-    wrong = grade(tiny_spec, WRONG_COUNT, Point("snapshot", 0))[0]
+    wrong = grade1(tiny_spec, WRONG_COUNT, Point("snapshot", 0))[0]
     text = feedback.snapshot(tiny_spec, wrong)
     assert text is not None
     assert "(shop='a'): orders is 3, expected 4" in text  # numbers bare, text quoted
 
 
 def test_feedback_on_a_missing_target_and_on_a_pass(tiny_spec: Any) -> None:
-    verdict = grade(tiny_spec, MISSING_TARGET, Point("snapshot", 0))[0]
+    verdict = grade1(tiny_spec, MISSING_TARGET, Point("snapshot", 0))[0]
     text = feedback.snapshot(tiny_spec, verdict)
     assert text is not None and "`main.shop_revenue` does not exist" in text
-    passed = grade(tiny_spec, TINY_GOLD, Point("snapshot", 0))[0]
+    passed = grade1(tiny_spec, TINY_GOLD, Point("snapshot", 0))[0]
     assert feedback.snapshot(tiny_spec, passed) is None
 
 

@@ -6,23 +6,24 @@ from pathlib import Path
 
 import pytest
 
-from arrivalbench.core.grading import Point, grade, plan
+from arrivalbench.core.grading import Point, plan
 from arrivalbench.core.task import TaskSpec, builtin_ids, load_spec
 from arrivalbench.errors import ArrivalBenchError, TaskError
-from arrivalbench.study import arms
-from conftest import TINY_GOLD, TINY_YAML, write_task
+from arrivalbench.study import arms, template
+from arrivalbench.study.submissions import submissions
+from conftest import TINY_GOLD, TINY_YAML, grade1, write_task
 
 
 def test_gold_and_negatives_carry_their_provenance(tiny: TaskSpec) -> None:
     [gold] = arms.gold(tiny)
-    assert (gold.arm, gold.replicate, gold.sql) == ("gold", 0, tiny.gold_sql)
+    assert (gold.arm, gold.replicate, gold.ref.text) == ("gold", 0, tiny.gold_sql)
     assert gold.provenance == {"file": str(tiny.path / "gold.sql")}
     negatives = arms.negatives(load_spec("store_daily_revenue"))
     spec = load_spec("store_daily_revenue")
     assert [(n.arm, n.replicate, n.provenance["negative"]) for n in negatives] == [
         ("negatives", i, neg.name) for i, neg in enumerate(spec.negatives)]
     first = negatives[0]
-    assert first.sql == spec.negatives[0].sql
+    assert first.ref.text == spec.negatives[0].sql
     assert first.provenance == {"file": f"negatives/{spec.negatives[0].name}.sql",
                                 "negative": spec.negatives[0].name,
                                 "fails": list(spec.negatives[0].fails)}
@@ -37,7 +38,7 @@ def test_builtin_rejects_an_unknown_arm(tiny: TaskSpec) -> None:
 
 
 def test_template_names_columns_and_binds_sources_to_history(tiny: TaskSpec) -> None:
-    sql = arms.template_sql(tiny)
+    sql = template.template_sql(tiny)
     assert "*" not in sql.split("CREATE OR REPLACE TABLE")[0]  # never SELECT * into history
     assert 'INSERT INTO main."orders_history" ("order_id", "shop", "amount", "placed_at")' in sql
     assert 'h."order_id" IS NOT DISTINCT FROM d."order_id"' in sql
@@ -53,9 +54,9 @@ def test_template_passes_every_declared_hazard_of_a_builtin_task_of_each_mode() 
         first.setdefault(spec.mode, spec)
     assert set(first) == {"append", "upsert", "aggregate"}
     for spec in first.values():
-        sql = arms.template_sql(spec)
+        sql = template.template_sql(spec)
         for point in plan(spec, 1, ["snapshot", *spec.hazards]):
-            verdict, _ = grade(spec, sql, point)
+            verdict, _ = grade1(spec, sql, point)
             assert verdict.status == "PASS", (spec.id, point, verdict.detail)
 
 
@@ -64,17 +65,17 @@ def test_template_ignores_a_new_column_and_survives_a_crash(tmp_path: Path) -> N
                  "evolution": {"source": "orders", "column": "coupon", "type": "VARCHAR"},
                  "negatives": {}}
     spec = load_spec(write_task(tmp_path, spec=spec_yaml, negatives={}))
-    sql = arms.template_sql(spec)
+    sql = template.template_sql(spec)
     for kind in ("schema_evolution", "crash_retry", "duplicates"):
         for seed in range(3):
-            verdict, _ = grade(spec, sql, Point(kind, seed))
+            verdict, _ = grade1(spec, sql, Point(kind, seed))
             assert verdict.status == "PASS", (kind, seed, verdict.detail)
 
 
 def bound(tmp_path: Path, reference: str, name: str = "t") -> str:
     spec = load_spec(write_task(tmp_path, name=name, spec={**TINY_YAML, "id": name},
                                 reference=reference))
-    return arms.bind_sources(spec, {"orders": 'main."H"'})
+    return template.bind_sources(spec, {"orders": 'main."H"'})
 
 
 def test_bind_sources_keeps_aliases_and_the_authors_text(tmp_path: Path) -> None:
@@ -108,8 +109,8 @@ def test_history_names_avoid_every_task_name(tmp_path: Path) -> None:
                 "COUNT(*) AS orders FROM orders GROUP BY shop"
     spec = load_spec(write_task(tmp_path, spec=spec_yaml, reference=reference,
                                 gold=TINY_GOLD.replace("shop_revenue", "orders_history")))
-    assert arms.history_tables(spec) == {"orders": "_orders_history"}
-    verdict, _ = grade(spec, arms.template_sql(spec), Point("duplicates", 0))
+    assert template.history_tables(spec) == {"orders": "_orders_history"}
+    verdict, _ = grade1(spec, template.template_sql(spec), Point("duplicates", 0))
     assert verdict.status == "PASS", verdict.detail
 
 
@@ -124,14 +125,14 @@ def test_submissions_layout_replicates_and_default_arm_name(tmp_path: Path,
     (folder / "tiny" / "2.sql").write_text("SELECT 2")
     (folder / "tiny" / "10.sql").write_text("SELECT 10")
     (folder / "README.md").write_text("not a script")
-    got = arms.submissions(folder, [tiny])
+    got = submissions(folder, [tiny])
     assert got.arm == "alice"
-    assert [(a.arm, a.spec.id, a.replicate, a.sql) for a in got.artifacts] == [
+    assert [(a.arm, a.spec.id, a.replicate, a.ref.text) for a in got.artifacts] == [
         ("alice", "tiny", 0, "SELECT 0"), ("alice", "tiny", 2, "SELECT 2"),
         ("alice", "tiny", 10, "SELECT 10")]
     assert got.artifacts[1].provenance == {"file": str((folder / "tiny" / "2.sql").resolve())}
     assert got.warnings == []
-    assert arms.submissions(folder, [tiny], "humans").arm == "humans"
+    assert submissions(folder, [tiny], arm_name="humans").arm == "humans"
 
 
 def test_submissions_warn_and_skip_what_cannot_be_used(tmp_path: Path, tiny: TaskSpec) -> None:
@@ -145,15 +146,16 @@ def test_submissions_warn_and_skip_what_cannot_be_used(tmp_path: Path, tiny: Tas
     (folder / "no_such_task.sql").write_text("SELECT 1")
     (folder / "store_daily_revenue.sql").write_text("SELECT 1")  # built-in, not graded now
     with pytest.raises(ArrivalBenchError, match=r"1 entry names no task: no_such_task\.sql"):
-        arms.submissions(folder, [tiny])
-    got = arms.submissions(folder, [tiny], allow_unmatched=True)
-    assert [(a.replicate, a.sql) for a in got.artifacts] == [(0, "SELECT 1")]
+        submissions(folder, [tiny])
+    got = submissions(folder, [tiny], allow_unmatched=True)
+    assert [(a.replicate, a.ref.text) for a in got.artifacts] == [(0, "SELECT 1")]
     messages = "\n".join(got.warnings)
     assert len(got.warnings) == 5, messages
     assert f"{folder / 'tiny' / '0.sql'}: replicate 0 of tiny is already given by" in messages
     assert f"{folder / 'tiny' / 'best.sql'}: name a replicate <n>.sql" in messages
-    assert f"{folder / 'tiny' / '3.sql'}: empty; skipped" in messages
-    assert f"{folder / 'tiny' / '4.sql'}: not UTF-8 text; skipped" in messages
+    assert f"{folder / 'tiny' / '3.sql'}: empty; a pipeline holds at least one SQL " \
+        "statement; skipped" in messages
+    assert f"{folder / 'tiny' / '4.sql'}: not UTF-8 text; save it as UTF-8; skipped" in messages
     assert f"{folder / 'no_such_task.sql'}: names no task; left out" in messages
     assert all("\n" not in w for w in got.warnings)
 
@@ -163,9 +165,9 @@ def test_submissions_with_nothing_usable_is_an_error(tmp_path: Path, tiny: TaskS
     folder.mkdir()
     (folder / "tiny.sql").write_text("")
     with pytest.raises(ArrivalBenchError, match=r"submissions .*empty: no usable submission"):
-        arms.submissions(folder, [tiny])
+        submissions(folder, [tiny])
     with pytest.raises(ArrivalBenchError, match="no such folder"):
-        arms.submissions(tmp_path / "missing", [tiny])
+        submissions(tmp_path / "missing", [tiny])
 
 
 def test_submissions_cannot_take_a_builtin_arm_name(tmp_path: Path, tiny: TaskSpec) -> None:
@@ -173,8 +175,8 @@ def test_submissions_cannot_take_a_builtin_arm_name(tmp_path: Path, tiny: TaskSp
     folder.mkdir()
     (folder / "tiny.sql").write_text("SELECT 1")
     with pytest.raises(ArrivalBenchError, match="built-in arm"):
-        arms.submissions(folder, [tiny])
-    assert arms.submissions(folder, [tiny], "gold_humans").arm == "gold_humans"
+        submissions(folder, [tiny])
+    assert submissions(folder, [tiny], arm_name="gold_humans").arm == "gold_humans"
 
 
 # -- idiom signatures ------------------------------------------------------------------------

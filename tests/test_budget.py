@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from arrivalbench.core.artifacts import script_ref
 from arrivalbench.core.engine import duckdb as duckdb_engine
 from arrivalbench.core.engine.cost import Cost
 from arrivalbench.core.task import BUILTIN_DIR, DEFAULT_BUDGETS, Budget, TaskSpec, load_spec
@@ -170,12 +171,12 @@ def test_the_report_reads_budgets_and_costs_from_the_results_file(tmp_path: Path
                                                                   tiny: TaskSpec) -> None:
     from arrivalbench.core.verdict import Verdict
     from arrivalbench.report.load import load
-    from arrivalbench.study.store import Cell, Graded, Store
+    from arrivalbench.study.store import Cell, Replayed, Store
 
     path = tmp_path / "r.duckdb"
     with Store(path) as store:
         store.add_task(tiny, "tiny")
-        artifact = store.add_artifact("SELECT 1")
+        artifact = store.add_artifact(script_ref("SELECT 1"))
         store.add_cell(Cell("arm", tiny.id, tiny.digest, 0, artifact))
         run = store.start_run("local", 1, 1, ["arm"])
         budget = tiny.budget.read_amplification
@@ -183,10 +184,10 @@ def test_the_report_reads_budgets_and_costs_from_the_results_file(tmp_path: Path
         for seed, rows_read in enumerate((int(budget * 10), int(budget * 10) + 1)):
             v = Verdict(tiny.id, tiny.digest, "trickle", seed, "sha256:s", artifact, "PASS", {},
                         "duckdb", duckdb_engine.VERSION)
-            graded.append(Graded(v, 1, 1, Cost(rows_read, 0, 10)))
+            graded.append(Replayed(v, 1, 1, Cost(rows_read, 0, 10)))
         v = Verdict(tiny.id, tiny.digest, "in_order", 0, "sha256:s", artifact, "PASS", {},
                     "duckdb", duckdb_engine.VERSION)
-        graded.append(Graded(v, 1, 1))
+        graded.append(Replayed(v, 1, 1))
         store.add_verdicts(graded, run)
     within = {(r.schedule, r.seed): r.within_budget for r in load(path).verdicts}
     assert within == {("trickle", 0): True, ("trickle", 1): False, ("in_order", 0): None}

@@ -8,10 +8,10 @@ import pytest
 
 from arrivalbench.core.engine import Limits
 from arrivalbench.core.engine import duckdb as engine
-from arrivalbench.core.grading import Point, grade_all, plan, schedule
+from arrivalbench.core.grading import Point, plan, schedule
 from arrivalbench.core.task import TaskSpec, builtin_ids, load_spec
 from arrivalbench.core.verdict import Verdict
-from conftest import Grader
+from conftest import Grader, grade_each
 
 BUILTINS = ["customer_current_address", "store_daily_revenue", "web_page_views"]
 SEEDS = 2
@@ -19,7 +19,7 @@ SEEDS = 2
 
 def verdicts(spec: TaskSpec, script: str, seeds: int = SEEDS) -> dict[str, list[Verdict]]:
     by_kind: dict[str, list[Verdict]] = defaultdict(list)
-    for verdict, _outcome in grade_all(spec, script, plan(spec, seeds)):
+    for verdict, _outcome in grade_each(spec, script, plan(spec, seeds)):
         by_kind[verdict.schedule].append(verdict)
     return by_kind
 
@@ -173,7 +173,7 @@ def test_a_version_guarded_upsert_passes_everything() -> None:
         k: {"PASS"} for k in ("snapshot", "in_order", "trickle", *spec.hazards)}
     unguarded = VERSION_GUARDED_MERGE.replace("AND c.version > l.version", "")
     points = [Point("snapshot", 0), Point("out_of_order", 0), Point("out_of_order", 1)]
-    unguarded_verdicts = [v.status for v, _ in grade_all(spec, unguarded, points)]
+    unguarded_verdicts = [v.status for v, _ in grade_each(spec, unguarded, points)]
     assert unguarded_verdicts[0] == "PASS" and "FAIL" in unguarded_verdicts[1:]
 
 
@@ -185,15 +185,15 @@ def test_grading_in_reverse_order_gives_identical_bytes() -> None:
     spec = load_spec("store_daily_revenue")
     script = next(n.sql for n in spec.negatives if n.name == "max_watermark")
     points = plan(spec, 1)
-    first = [v.json() for v, _ in grade_all(spec, script, points)]
-    backwards = [v.json() for v, _ in grade_all(spec, script, list(reversed(points)))]
+    first = [v.json() for v, _ in grade_each(spec, script, points)]
+    backwards = [v.json() for v, _ in grade_each(spec, script, list(reversed(points)))]
     assert list(reversed(backwards)) == first
     assert any('"verdict":"FAIL"' in j for j in first)
 
 
 def test_verdict_record_carries_every_field() -> None:
     spec = load_spec("web_page_views")
-    [(verdict, outcome)] = list(grade_all(spec, spec.gold_sql, [Point("duplicates", 1)]))
+    [(verdict, outcome)] = list(grade_each(spec, spec.gold_sql, [Point("duplicates", 1)]))
     document = verdict.document()
     assert set(document) == {"schema_version", "task", "task_digest", "schedule", "seed",
                              "schedule_digest", "artifact", "engine", "engine_version",

@@ -3,6 +3,7 @@ sit beside verdicts and never change them, and the sandbox holds under the profi
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -10,14 +11,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from arrivalbench.core.artifacts import script_ref
 from arrivalbench.core.engine import Limits
 from arrivalbench.core.engine.cost import Cost, check_measurable, measure
-from arrivalbench.core.grading import Point, grade, schedule
+from arrivalbench.core.grading import GradeOptions, Point, schedule
 from arrivalbench.core.schedules import KINDS
 from arrivalbench.core.task import TaskSpec, load_spec
 from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.study.store import Graded, Store, key_of
-from conftest import TINY_GOLD, TINY_NO_DEDUP, TINY_ROWS, cli
+from arrivalbench.study.keys import key_of
+from arrivalbench.study.store import Replayed, Store
+from conftest import TINY_GOLD, TINY_NO_DEDUP, TINY_ROWS, cli, grade1
 from test_sandbox import HOSTILE, PRELUDE
 
 
@@ -55,7 +58,7 @@ def test_read_amplification_is_rows_read_per_record(read: int, written: int,
 
 def test_a_rebuild_reads_its_whole_history_on_every_run(tiny: TaskSpec) -> None:
     sched = schedule(tiny, "in_order", 0)
-    verdict, outcome = grade(tiny, TINY_GOLD, Point("in_order", 0), measure=True)
+    verdict, outcome = grade1(tiny, TINY_GOLD, Point("in_order", 0), measure=True)
     assert verdict.status == "PASS" and outcome.cost is not None
     sizes = [len(b.records) for b in sched.batches]
     seen = [sum(sizes[: n + 1]) for n in range(len(sizes))]  # in order: no record twice
@@ -67,7 +70,7 @@ def test_a_rebuild_reads_its_whole_history_on_every_run(tiny: TaskSpec) -> None:
 
 
 def test_cost_is_off_by_default(tiny: TaskSpec) -> None:
-    assert grade(tiny, TINY_GOLD, Point("in_order", 0))[1].cost is None
+    assert grade1(tiny, TINY_GOLD, Point("in_order", 0))[1].cost is None
 
 
 SCRIPTS = {
@@ -89,16 +92,16 @@ SCRIPTS = {
 @pytest.mark.parametrize("kind", ["in_order", "crash_retry", "duplicates"])
 def test_verdict_bytes_are_the_same_with_cost_on_or_off(tiny: TaskSpec, name: str,
                                                         kind: str) -> None:
-    off, plain = grade(tiny, SCRIPTS[name], Point(kind, 1))
-    on, measured = grade(tiny, SCRIPTS[name], Point(kind, 1), measure=True)
+    off, plain = grade1(tiny, SCRIPTS[name], Point(kind, 1))
+    on, measured = grade1(tiny, SCRIPTS[name], Point(kind, 1), measure=True)
     assert on.json() == off.json()
     assert plain.cost is None and measured.cost is not None
 
 
 def test_a_prepared_statement_makes_the_cost_incomplete(tiny: TaskSpec) -> None:
     """EXECUTE returns no operator tree: its reads are unseen, and the cost says so."""
-    base = grade(tiny, TINY_GOLD, Point("in_order", 0), measure=True)[1].cost
-    more = grade(tiny, SCRIPTS["prepared"], Point("in_order", 0), measure=True)[1].cost
+    base = grade1(tiny, TINY_GOLD, Point("in_order", 0), measure=True)[1].cost
+    more = grade1(tiny, SCRIPTS["prepared"], Point("in_order", 0), measure=True)[1].cost
     assert base is not None and more is not None
     assert base.complete and "unprofiled" not in base.document()
     assert not more.complete and more.document()["unprofiled"] == more.unprofiled > 0
@@ -106,11 +109,11 @@ def test_a_prepared_statement_makes_the_cost_incomplete(tiny: TaskSpec) -> None:
 
 def test_limits_still_apply_under_the_profiler(tiny: TaskSpec) -> None:
     endless = TINY_GOLD + "SELECT count(*) FROM range(1000000000000);\n"
-    verdict = grade(tiny, endless, Point("in_order", 0), Limits(statement_seconds=0.5),
+    verdict = grade1(tiny, endless, Point("in_order", 0), Limits(statement_seconds=0.5),
                     measure=True)[0]
     assert verdict.detail["phase"] == "timeout" and verdict.detail["statement"] == 3
     huge = "CREATE TABLE shop_revenue AS SELECT list(i) AS l FROM range(200000000) t(i);"
-    verdict = grade(tiny, huge, Point("snapshot", 0), Limits(statement_seconds=5,
+    verdict = grade1(tiny, huge, Point("snapshot", 0), Limits(statement_seconds=5,
                                                              memory="64MB"), measure=True)[0]
     assert verdict.detail["phase"] == "memory", verdict.detail
 
@@ -118,9 +121,9 @@ def test_limits_still_apply_under_the_profiler(tiny: TaskSpec) -> None:
 @pytest.mark.parametrize("kind", [k for k in KINDS if k != "schema_evolution"])
 def test_a_corpus_task_grades_the_same_with_cost(kind: str) -> None:
     spec = load_spec("ledger_running_balance")
-    for script in (spec.gold_sql, *(n.sql for n in spec.negatives)):
-        off = grade(spec, script, Point(kind, 0))[0]
-        on, outcome = grade(spec, script, Point(kind, 0), measure=True)
+    for sql in (spec.gold_sql, *(n.sql for n in spec.negatives)):
+        off = grade1(spec, sql, Point(kind, 0))[0]
+        on, outcome = grade1(spec, sql, Point(kind, 0), measure=True)
         assert on.json() == off.json() and outcome.cost is not None
 
 
@@ -134,10 +137,10 @@ def test_costs_are_stored_beside_verdicts_keyed_like_them(tmp_path: Path) -> Non
         run = store.start_run("local", 1, 1, ["gold"])
         measured, plain = verdict(0), verdict(1)
         cost = Cost(120, 30, 40, 1)
-        assert store.add_verdicts([Graded(measured, 1, 1, cost), Graded(plain, 1, 1)], run) == 2
+        assert store.add_verdicts([Replayed(measured, 1, 1, cost), Replayed(plain, 1, 1)], run) == 2
         assert store.costs() == {key_of(measured): cost}
         # A key graded again keeps its first verdict and its first cost.
-        store.add_verdicts([Graded(measured, 1, 1, Cost(1, 1, 1))], run)
+        store.add_verdicts([Replayed(measured, 1, 1, Cost(1, 1, 1))], run)
         assert store.costs() == {key_of(measured): cost}
         row = store.con.execute("SELECT read_amplification FROM costs").fetchone()
         assert row == (3.0,)
@@ -147,11 +150,9 @@ def test_costs_are_stored_beside_verdicts_keyed_like_them(tmp_path: Path) -> Non
 def test_a_unit_graded_with_measure_carries_its_cost(tiny_dir: Path, tiny: TaskSpec) -> None:
     from arrivalbench.study.executors import Unit, compute
 
-    unit = Unit(str(tiny_dir), tiny.digest, "sha256:x", TINY_GOLD, "in_order", 0)
+    unit = Unit(str(tiny_dir), tiny.digest, script_ref(TINY_GOLD), "in_order", 0)
     assert compute(unit).cost is None
-    result = compute(Unit(*[getattr(unit, f) for f in
-                            ("task", "task_digest", "artifact", "script", "schedule", "seed")],
-                          measure=True))
+    result = compute(dataclasses.replace(unit, options=GradeOptions(measure=True)))
     assert result.cost is not None and result.graded().cost == result.cost
     assert result.verdict.json() == compute(unit).verdict.json()
 

@@ -7,23 +7,27 @@ keeps parsed projects per process) and each test grades only the schedules it is
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
 import pytest
 
+from arrivalbench.cli.documents import grade_document
+
 pytest.importorskip("dbt.cli.main")
 
-from arrivalbench.core.artifacts import load
-from arrivalbench.core.artifacts.dbt import DbtError, load_project, project_digest
+from arrivalbench.core.artifacts import read
+from arrivalbench.core.artifacts.dbt import DbtError, project_digest, read_project
 from arrivalbench.core.engine import Failure, Limits
 from arrivalbench.core.engine import duckdb as engine
-from arrivalbench.core.grading import Point, grade, schedule
+from arrivalbench.core.grading import Point, schedule
 from arrivalbench.core.log import load_log
 from arrivalbench.core.replay import deliveries
 from arrivalbench.core.schedules import Batch
 from arrivalbench.core.task import TaskSpec, load_spec
-from conftest import cli
+from arrivalbench.errors import ArrivalBenchError
+from conftest import cli, grade1
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "dbt"
 TASK = "ad_clicks_clean"
@@ -35,8 +39,8 @@ def spec() -> TaskSpec:
 
 
 def verdicts(spec: TaskSpec, project: str, kinds: list[str], seed: int = 0) -> dict[str, str]:
-    artifact = load(EXAMPLES / project, spec)
-    return {k: grade(spec, artifact, Point(k, seed))[0].status for k in kinds}
+    artifact = read(EXAMPLES / project, spec)
+    return {k: grade1(spec, artifact, Point(k, seed))[0].status for k in kinds}
 
 
 def write_project(root: Path, model_sql: str, model: str = "ad_clicks",
@@ -84,7 +88,7 @@ def test_the_passing_example_passes_every_declared_hazard(spec: TaskSpec) -> Non
 
 
 def test_stored_text_is_the_incremental_sql_dbt_compiled(spec: TaskSpec) -> None:
-    project = load_project(EXAMPLES / "high_water_mark", spec)
+    project = read_project(EXAMPLES / "high_water_mark", spec)
     assert project.text.startswith(f"-- dbt project {project.files}, model ad_clicks\n")
     assert 'from "replay"."incoming"."clicks"' in project.text
     # the is_incremental() branch, with {{ this }} resolved
@@ -111,7 +115,7 @@ def test_digest_covers_the_files_dbt_reads_and_not_what_it_writes(tmp_path: Path
 
 
 def test_an_abort_midway_stops_dbt_before_its_work_is_committed(spec: TaskSpec) -> None:
-    project = load_project(EXAMPLES / "passing", spec)
+    project = read_project(EXAMPLES / "passing", spec)
     sched = schedule(spec, "in_order", 0)
     staged = deliveries(spec, load_log(spec), sched)
     with engine.database(Limits()) as db:
@@ -132,8 +136,8 @@ def test_an_abort_midway_stops_dbt_before_its_work_is_committed(spec: TaskSpec) 
 def test_a_model_under_another_name_reading_another_schema(spec: TaskSpec,
                                                            tmp_path: Path) -> None:
     root = write_project(tmp_path / "p", PLAIN, model="clicks_clean", schema="landing")
-    artifact = load(root, spec, select="clicks_clean")
-    verdict, _ = grade(spec, artifact, Point("duplicates", 0))
+    artifact = read(root, spec, models=["clicks_clean"])
+    verdict, _ = grade1(spec, artifact, Point("duplicates", 0))
     assert verdict.status == "PASS"
 
 
@@ -141,7 +145,7 @@ def test_a_failing_model_is_an_error_verdict_with_dbts_message(spec: TaskSpec,
                                                                tmp_path: Path) -> None:
     root = write_project(tmp_path / "p", "select no_such_column from "
                                          "{{ source('raw', 'clicks') }}")
-    verdict, _ = grade(spec, load(root, spec), Point("in_order", 0))
+    verdict, _ = grade1(spec, read(root, spec), Point("in_order", 0))
     assert verdict.status == "ERROR"
     assert verdict.detail["phase"] == "run" and verdict.detail["batch"] == 0
     message = str(verdict.detail["message"])
@@ -151,7 +155,7 @@ def test_a_failing_model_is_an_error_verdict_with_dbts_message(spec: TaskSpec,
 def test_a_model_reaching_for_a_file_is_stopped_by_the_sandbox(spec: TaskSpec,
                                                                tmp_path: Path) -> None:
     root = write_project(tmp_path / "p", "select * from read_csv('/etc/passwd')")
-    verdict, _ = grade(spec, load(root, spec), Point("snapshot", 0))
+    verdict, _ = grade1(spec, read(root, spec), Point("snapshot", 0))
     assert verdict.status == "ERROR"
     assert verdict.detail["phase"] == "sandbox"
 
@@ -162,13 +166,13 @@ def test_a_model_reaching_for_a_file_is_stopped_by_the_sandbox(spec: TaskSpec,
 def test_bad_projects_are_one_line_errors(spec: TaskSpec, tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(DbtError, match=r"empty: no dbt_project.yml; give a dbt project"):
-        load(tmp_path / "empty", spec)
+        read(tmp_path / "empty", spec)
     root = write_project(tmp_path / "named", PLAIN, model="something_else")
     with pytest.raises(DbtError, match=r"no model named 'ad_clicks' \(models: something_else\)"
                                        r"; name the model after the target"):
-        load(root, spec)
+        read(root, spec)
     with pytest.raises(DbtError, match=r"no model named 'nope'.*give --select one of them"):
-        load(root, spec, select="nope")
+        read(root, spec, models=["nope"])
 
 
 def test_a_task_source_the_project_does_not_declare(spec: TaskSpec, tmp_path: Path) -> None:
@@ -178,13 +182,13 @@ def test_a_task_source_the_project_does_not_declare(spec: TaskSpec, tmp_path: Pa
     (root / "models" / "ad_clicks.sql").write_text("select 1 as x from {{ source('raw', "
                                                    "'taps') }}")
     with pytest.raises(DbtError, match=r"declares no source table 'clicks'; add it"):
-        load(root, spec)
+        read(root, spec)
 
 
 def test_a_project_that_does_not_parse(spec: TaskSpec, tmp_path: Path) -> None:
     root = write_project(tmp_path / "p", "select {{ ref('missing_model') }}")
     with pytest.raises(DbtError, match=r"dbt cannot parse the project .*missing_model"):
-        load(root, spec)
+        read(root, spec)
 
 
 def test_python_models_are_refused(spec: TaskSpec, tmp_path: Path) -> None:
@@ -194,7 +198,7 @@ def test_python_models_are_refused(spec: TaskSpec, tmp_path: Path) -> None:
         "def model(dbt, session):\n    return dbt.source('raw', 'clicks')\n")
     with pytest.raises(DbtError, match=r"ad_clicks.py: a Python file; arrivalbench runs only "
                                        r"SQL models"):
-        load(root, spec)
+        read(root, spec)
 
 
 def test_the_extra_not_installed(spec: TaskSpec, tmp_path: Path,
@@ -211,7 +215,7 @@ def test_the_extra_not_installed(spec: TaskSpec, tmp_path: Path,
     root = write_project(tmp_path / "p", PLAIN)
     monkeypatch.setattr(importlib.metadata, "version", version)
     with pytest.raises(DbtError, match=r"needs the dbt extra: pip install 'arrivalbench\[dbt\]'"):
-        load(root, spec)
+        read(root, spec)
 
 
 def test_grade_cli_on_a_project(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -233,7 +237,6 @@ def test_grade_runs_a_projects_replays_in_workers_with_its_model_and_variables(
     """`grade` hands a project's replays to the executor's workers, each of which loads the
     project again: with the model --select names and the variables --env passes, to the same
     verdict bytes as grading in this process."""
-    from arrivalbench import render
     from arrivalbench.core.values import canonical_json
 
     monkeypatch.setenv("AB_MICROS", "1000000")
@@ -244,15 +247,15 @@ def test_grade_runs_a_projects_replays_in_workers_with_its_model_and_variables(
                          "duplicates", "--seeds", "1", "--json")
     assert (code, err) == (0, "")
     spec = load_spec(TASK)
-    artifact = load(root, spec, select="clicks_clean", passed_env=["AB_MICROS"])
-    here = [grade(spec, artifact, Point(k, 0))[0] for k in ("in_order", "duplicates")]
-    assert out.strip() == canonical_json(render.grade_document(spec, here, None))
+    artifact = read(root, spec, models=["clicks_clean"], passed_env=["AB_MICROS"])
+    here = [grade1(spec, artifact, Point(k, 0))[0] for k in ("in_order", "duplicates")]
+    assert out.strip() == canonical_json(grade_document(spec, here, None))
 
 
 def test_schema_evolution_reaches_a_source_in_another_schema(spec: TaskSpec,
                                                               tmp_path: Path) -> None:
     root = write_project(tmp_path / "p", PLAIN, model="clicks_clean", schema="landing")
-    project = load_project(root, spec, "clicks_clean")
+    project = read_project(root, spec, models=["clicks_clean"])
     with engine.database(Limits()) as db:
         db.query('CREATE TABLE incoming.clicks AS SELECT 1 AS click_id, 2 AS coupon', "load")
         project._fill(db)
@@ -288,15 +291,21 @@ def test_run_submissions_grades_a_folder_of_dbt_projects(tmp_path: Path) -> None
     results = tmp_path / "r.duckdb"
     grid.run(results, submissions=subs, tasks=[TASK], seeds=1, executor=pool,
              progress=False, warn=lambda m: None)
-    assert {u.project for u in pool.units} == {str((subs / TASK).resolve())}
+    assert {(u.artifact.kind, u.artifact.origin) for u in pool.units} == {
+        ("dbt", str((subs / TASK).resolve()))}
     with Store(results) as store:
-        stored = [store.artifact_sql(a) for a in {u.artifact for u in pool.units}]
-    assert len(stored) == 1 and stored[0].startswith("-- dbt project sha256:")
+        stored = [store.artifact(a) for a in {u.artifact.digest for u in pool.units}]
+    assert len(stored) == 1 and stored[0].text.startswith("-- dbt project sha256:")
+    assert stored[0] == pool.units[0].artifact  # the files too, not only the SQL
+    shutil.rmtree(subs)  # the results file holds the project: regrade needs no folder
     assert isinstance(compute(pool.units[0]), Result)  # the stored digest still matches
     again = OneSchedule()
     checked = regrade(results, executor=again, progress=False, warn=lambda m: None)
-    assert {u.project for u in again.units} == {str((subs / TASK).resolve())}
+    assert {u.artifact.kind for u in again.units} == {"dbt"}
     assert checked.checked == 1 and checked.mismatches == []  # the project, not its SQL, re-ran
-    (subs / TASK / "models" / "ad_clicks.sql").write_text("select 1 as click_id")
-    with pytest.raises(Exception, match="the dbt project changed since it was stored"):
-        compute(pool.units[0])
+    ref = pool.units[0].artifact
+    edited = tuple((rel, b"select 1 as click_id" if rel.endswith("ad_clicks.sql") else data)
+                   for rel, data in ref.files)
+    with pytest.raises(ArrivalBenchError, match="its files are not the ones described"):
+        compute(dataclasses.replace(pool.units[0],
+                                    artifact=dataclasses.replace(ref, files=edited)))

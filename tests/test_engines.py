@@ -23,10 +23,11 @@ import pytest
 import yaml
 from rich.console import Console
 
+from arrivalbench.core.artifacts import script_ref
 from arrivalbench.core.engine import ENGINES, backend
 from arrivalbench.core.engine import duckdb as duckdb_engine
+from arrivalbench.core.grading import GradeOptions
 from arrivalbench.core.task import load_spec
-from arrivalbench.core.values import digest
 from arrivalbench.core.verdict import Verdict
 from arrivalbench.corpus import gate
 from arrivalbench.corpus.leakage import scan
@@ -34,9 +35,9 @@ from arrivalbench.corpus.prompts import VARIANTS, build
 from arrivalbench.errors import ArrivalBenchError, TaskError
 from arrivalbench.study import grid
 from arrivalbench.study.arms import builtin, template_sql
-from arrivalbench.study.executors import Unit, compute, unit_key
+from arrivalbench.study.executors import Unit, compute
 from arrivalbench.study.keys import current_versions, engine_of, key_of, version_tag
-from arrivalbench.study.store import Cell, Graded, Store
+from arrivalbench.study.store import Cell, Replayed, Store
 from conftest import TINY_GOLD, TINY_NO_DEDUP, cli
 
 FAKE_VERSION = "18.0-stand-in"
@@ -174,9 +175,9 @@ def test_postgres_files_leave_the_task_digest_alone_but_are_read_again_when_edit
 def test_builtin_arms_take_the_engines_pipelines(tiny_dir: Path) -> None:
     spec = load_spec(with_postgres(tiny_dir, {"duckdb": ["duplicates", "crash_retry"],
                                               "postgres": ["duplicates"]}))
-    assert [a.sql for a in builtin("gold", [spec], "postgres")] == [PG_GOLD]
+    assert [a.ref.text for a in builtin("gold", [spec], "postgres")] == [PG_GOLD]
     negative = builtin("negatives", [spec], "postgres")[0]
-    assert negative.sql == PG_NO_DEDUP
+    assert negative.ref.text == PG_NO_DEDUP
     assert negative.provenance["fails"] == ["duplicates"]
     assert negative.provenance["engine"] == "postgres"
     assert str(negative.provenance["file"]).endswith("negatives/no_dedup.postgres.sql")
@@ -243,7 +244,7 @@ def test_a_results_file_holds_both_engines_verdicts_and_cells(tmp_path: Path,
                                                                  "FAIL")
     with Store(path) as store:
         run = store.start_run("serial", 1, 1, ["gold"], engine="postgres")
-        assert store.add_verdicts([Graded(duck, 0, 0), Graded(pg, 0, 0)], run) == 2
+        assert store.add_verdicts([Replayed(duck, 0, 0), Replayed(pg, 0, 0)], run) == 2
         assert store.graded_keys() == {key_of(duck)}
         assert store.graded_keys(engine="postgres") == {key_of(pg)}
         assert store.verdict_kinds("postgres") == {key_of(pg): "FAIL"}
@@ -294,7 +295,7 @@ def test_a_file_written_before_a_second_engine_still_opens(tmp_path: Path,
             ("duckdb", "sha256:a"), ("postgres", "sha256:pg")]
         assert store.cells(engine="postgres")[0].artifact == "sha256:pg"
         run = store.start_run("serial", 1, 1, ["gold"])
-        assert store.add_verdicts([Graded(verdict("duckdb", duckdb_engine.VERSION), 0, 0)],
+        assert store.add_verdicts([Replayed(verdict("duckdb", duckdb_engine.VERSION), 0, 0)],
                                   run) == 1
     assert rows(path, "SELECT engine FROM verdicts") == [("duckdb",)]
 
@@ -336,13 +337,13 @@ def test_run_on_both_engines_fills_one_results_file(tmp_path: Path, tiny_dir: Pa
 
 def test_a_unit_runs_on_its_engine(tiny_dir: Path, stand_in: None) -> None:
     spec = load_spec(tiny_dir)
-    unit = Unit(str(tiny_dir), spec.digest, digest(TINY_GOLD), TINY_GOLD, "in_order", 0,
-                engine="postgres")
+    unit = Unit(str(tiny_dir), spec.digest, script_ref(TINY_GOLD), "in_order", 0,
+                GradeOptions("postgres"))
     result = compute(unit)
     assert (result.verdict.engine, result.verdict.engine_version) == ("postgres", FAKE_VERSION)
-    assert key_of(result.verdict) == unit_key(unit)
-    assert unit_key(unit)[4] == f"postgres {FAKE_VERSION}"
-    assert current_versions("postgres")[0] == unit_key(unit)[4]
+    assert key_of(result.verdict) == unit.key()
+    assert unit.key().engine_version == f"postgres {FAKE_VERSION}"
+    assert current_versions("postgres")[0] == unit.key().engine_version
 
 
 def test_regrade_reruns_each_verdict_on_its_engine(tmp_path: Path, tiny_dir: Path,
@@ -356,7 +357,8 @@ def test_regrade_reruns_each_verdict_on_its_engine(tmp_path: Path, tiny_dir: Pat
                  progress=False, engine=engine)  # type: ignore[arg-type]
     report = regrade(results, executor=Serial(), progress=False, warn=lambda _m: None)
     assert (report.stored, report.checked, report.mismatches, report.skipped) == (12, 12, [], 0)
-    assert {k[4] for k in report.keys} == {duckdb_engine.VERSION, f"postgres {FAKE_VERSION}"}
+    assert {k.engine_version for k in report.keys} == {duckdb_engine.VERSION,
+                                                       f"postgres {FAKE_VERSION}"}
 
 
 def test_regrade_skips_an_engine_that_cannot_run_here(tmp_path: Path, tiny_dir: Path,
@@ -366,7 +368,7 @@ def test_regrade_skips_an_engine_that_cannot_run_here(tmp_path: Path, tiny_dir: 
     results = tmp_path / "r.duckdb"
     with Store(results) as store:
         run = store.start_run("serial", 1, 1, ["gold"])
-        store.add_verdicts([Graded(verdict("postgres", FAKE_VERSION), 0, 0)], run)
+        store.add_verdicts([Replayed(verdict("postgres", FAKE_VERSION), 0, 0)], run)
 
     def missing() -> str:
         raise ArrivalBenchError("the postgres extra is not installed")

@@ -105,7 +105,7 @@ def test_a_crashed_grader_is_not_a_failing_pipeline(
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("the report broke")
 
-    monkeypatch.setattr("arrivalbench.render.grade_document", broken)
+    monkeypatch.setattr("arrivalbench.render.grade_table", broken)
     code, err = run_main(capsys, "grade", str(NO_DEDUP), "--task", "store_daily_revenue",
                          "--schedule", "duplicates", "--seeds", "1")
     assert code == 3 and "RuntimeError: the report broke" in err

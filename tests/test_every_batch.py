@@ -7,12 +7,12 @@ import pytest
 
 from arrivalbench.core.checkpoints import delivered, reference_over, replay_checked
 from arrivalbench.core.engine import Limits, Table
-from arrivalbench.core.grading import Point, grade
+from arrivalbench.core.grading import Point
 from arrivalbench.core.replay import expected
 from arrivalbench.core.schedules import Batch, Schedule
 from arrivalbench.core.task import TaskSpec, load_spec
 from arrivalbench.core.values import row_sort_key
-from conftest import TINY_GOLD, TINY_NO_DEDUP, TINY_ROWS, write_task
+from conftest import TINY_GOLD, TINY_NO_DEDUP, TINY_ROWS, grade1, write_task
 
 # Right once all twelve orders are in, wrong (empty) before: the final table alone passes.
 LATE_BLOOMER = TINY_GOLD.replace("FROM seen GROUP BY shop",
@@ -44,8 +44,8 @@ def test_reference_over_a_part_is_the_reference_of_a_smaller_log(tiny: TaskSpec,
 
 
 def test_a_pipeline_right_only_at_the_end_fails_only_with_the_check(tiny: TaskSpec) -> None:
-    plain, _ = grade(tiny, LATE_BLOOMER, Point("in_order", 0))
-    checked, _ = grade(tiny, LATE_BLOOMER, Point("in_order", 0), every_batch=True)
+    plain, _ = grade1(tiny, LATE_BLOOMER, Point("in_order", 0))
+    checked, _ = grade1(tiny, LATE_BLOOMER, Point("in_order", 0), every_batch=True)
     assert plain.status == "PASS" and plain.detail == {}
     assert checked.status == "FAIL"
     assert checked.detail["reconverged"] is True
@@ -55,8 +55,8 @@ def test_a_pipeline_right_only_at_the_end_fails_only_with_the_check(tiny: TaskSp
 
 def test_without_the_flag_verdict_bytes_do_not_change(tiny: TaskSpec) -> None:
     for script in (TINY_GOLD, TINY_NO_DEDUP):
-        plain, _ = grade(tiny, script, Point("duplicates", 1))
-        checked, _ = grade(tiny, script, Point("duplicates", 1), every_batch=True)
+        plain, _ = grade1(tiny, script, Point("duplicates", 1))
+        checked, _ = grade1(tiny, script, Point("duplicates", 1), every_batch=True)
         assert (plain.status, plain.schedule_digest) == (checked.status,
                                                           checked.schedule_digest)
         if plain.status == "PASS":
@@ -76,7 +76,7 @@ def test_every_completed_run_is_checked_and_aborted_ones_are_not(tiny: TaskSpec)
 
 def test_a_missing_target_is_reported_at_its_first_run(tiny: TaskSpec) -> None:
     dropper = TINY_GOLD + "DROP TABLE shop_revenue;\n"
-    verdict, _ = grade(tiny, dropper, Point("in_order", 0), every_batch=True)
+    verdict, _ = grade1(tiny, dropper, Point("in_order", 0), every_batch=True)
     assert verdict.status == "ERROR" and verdict.detail["phase"] == "read-target"
     first = verdict.detail["first_divergence"]
     assert first["batch"] == 0 and "shop_revenue" in first["error"]

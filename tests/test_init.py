@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from arrivalbench.core.grading import grade_all, plan
+from arrivalbench.core.grading import plan
 from arrivalbench.core.task import load_spec
 from arrivalbench.corpus.init import Request, build
 from arrivalbench.errors import TaskError
+from conftest import grade_each
 
 ROWS = [(1, 12, "10.50", "2024-03-01 09:00:00"), (2, 17, "5.00", "2024-03-01 09:30:00"),
         (3, 12, "7.25", "2024-03-01 11:00:00"), (4, 17, "3.10", "2024-03-02 08:00:00"),
@@ -66,7 +67,7 @@ def test_writes_a_task_every_command_can_use(tmp_path: Path, form: str) -> None:
     assert set(spec.hazards) >= {"duplicates", "crash_retry", "late_arrival", "backfill"}
     assert {h for h, _why in written.dropped} | set(spec.hazards) == {
         "duplicates", "crash_retry", "late_arrival", "out_of_order", "backfill"}
-    verdicts = [v.status for v, _o in grade_all(spec, spec.gold_sql, plan(spec, seeds=1))]
+    verdicts = [v.status for v, _o in grade_each(spec, spec.gold_sql, plan(spec, seeds=1))]
     assert set(verdicts) == {"PASS"}  # the template gold is right by construction
 
 
@@ -184,7 +185,7 @@ def test_from_dbt_writes_the_task_with_the_full_refresh_as_reference(
     # what dbt compiled for the full refresh, as one query over the source by its name
     assert "compiled into one query over the sources" in reference and "FROM orders" in reference
     # Every command works on the folder: its own gold passes, the project fails late arrival.
-    assert {v.status for v, _o in grade_all(spec, spec.gold_sql, plan(spec, 1))} == {"PASS"}
+    assert {v.status for v, _o in grade_each(spec, spec.gold_sql, plan(spec, 1))} == {"PASS"}
     code, out, _ = cli(capsys, "grade", str(SHOP), "--task", str(folder), "--schedule",
                        "late_arrival", "--seeds", "1")
     assert code == 1 and "FAIL" in out

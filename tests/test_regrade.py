@@ -9,6 +9,7 @@ import duckdb
 import pytest
 
 from arrivalbench.study import grid, regrade
+from arrivalbench.study.keys import Key
 from conftest import cli, write_task
 
 POINTS = 6  # the tiny task with --seeds 1
@@ -71,7 +72,7 @@ def test_sample_is_deterministic_and_of_the_size_asked(results: Path) -> None:
     assert first.checked == 5 and first.keys == second.keys
     assert len(set(first.keys)) == 5 and first.mismatches == []
     con = duckdb.connect(str(results), read_only=True)
-    stored = {tuple(r) for r in con.execute(
+    stored = {Key(*r) for r in con.execute(
         "SELECT task_digest, schedule, seed, artifact, engine_version, harness_version "
         "FROM verdicts").fetchall()}
     con.close()

@@ -10,10 +10,11 @@ import duckdb
 import pytest
 
 from arrivalbench import report
-from arrivalbench.core.grading import grade_all, plan
+from arrivalbench.core.grading import plan
 from arrivalbench.core.task import HAZARDS, load_spec
 from arrivalbench.core.values import digest
 from arrivalbench.study.schema import DDL, SCHEMA_VERSION
+from conftest import grade_each
 
 TASKS = ("customer_current_address", "store_daily_revenue", "web_page_views")
 
@@ -23,7 +24,7 @@ def grade_script(task: str, sql: str) -> list[list[object]]:
     spec = load_spec(task)
     return [[v.task_digest, v.schedule, v.seed, v.artifact, v.engine_version, v.harness_version,
              v.task, v.status, v.json(), digest(v.json())]
-            for v, _ in grade_all(spec, sql, plan(spec, seeds=1))]
+            for v, _ in grade_each(spec, sql, plan(spec, seeds=1))]
 
 
 @pytest.fixture(scope="module")

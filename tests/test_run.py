@@ -13,6 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from arrivalbench.core.artifacts import script_ref
 from arrivalbench.core.grading import plan
 from arrivalbench.core.task import load_spec
 from arrivalbench.study import grid
@@ -85,7 +86,9 @@ def test_more_arms_and_seeds_add_to_the_file_and_shared_artifacts_grade_once(
                          "--task", str(tiny_dir), "--seeds", "1", "--workers", "1",
                          "--results", str(results))
     assert code == 0
-    assert err.strip() == f"arrivalbench: warning: {folder / 'tiny' / '2.sql'}: empty; skipped"
+    assert err.strip() == (
+        f"arrivalbench: warning: {folder / 'tiny' / '2.sql'}: empty; a pipeline holds at least "
+        "one SQL statement; skipped")
     # Only the new script is graded; the copy of gold shares gold's verdicts.
     assert f"{POINTS} replays graded" in out and f"{POINTS} already graded" in out
     assert "humans" in out and "gold" not in out.split("humans")[1]
@@ -244,11 +247,12 @@ def test_grade_arms_grades_stored_cells_once(tmp_path: Path, tiny_dir: Path) -> 
     warnings: list[str] = []
     with Store(path) as store:
         store.add_task(spec, str(tiny_dir))
-        artifact = store.add_artifact(TINY_NO_DEDUP)
+        artifact = store.add_artifact(script_ref(TINY_NO_DEDUP))
         store.add_cell(Cell("model", "tiny", spec.digest, 0, artifact, None, {"model": "m"}))
         store.add_cell(Cell("model", "tiny", spec.digest, 1, None, "no SQL in the reply"))
         store.add_cell(Cell("model", "tiny", "sha256:older", 2, artifact))
-        store.add_cell(Cell("other", "tiny", spec.digest, 0, store.add_artifact("SELECT 1")))
+        other = store.add_artifact(script_ref("SELECT 1"))
+        store.add_cell(Cell("other", "tiny", spec.digest, 0, other))
     summary = grid.grade_arms(path, ["model"], seeds=1, workers=1, progress=False,
                               warn=warnings.append)
     [arm] = summary.arms
@@ -267,7 +271,8 @@ def test_grade_arms_finds_builtin_tasks_without_a_tasks_row(tmp_path: Path) -> N
     spec = load_spec("store_daily_revenue")
     path = tmp_path / "r.duckdb"
     with Store(path) as store:
-        store.add_cell(Cell("model", spec.id, spec.digest, 0, store.add_artifact(spec.gold_sql)))
+        gold = store.add_artifact(script_ref(spec.gold_sql))
+        store.add_cell(Cell("model", spec.id, spec.digest, 0, gold))
     summary = grid.grade_arms(path, ["model"], tasks=["store_daily_revenue"], seeds=1,
                               workers=1, progress=False, warn=lambda m: None)
     assert summary.graded == len(plan(spec, 1))

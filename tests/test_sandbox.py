@@ -13,9 +13,9 @@ import pytest
 
 from arrivalbench.core.engine import Limits, normalize_message
 from arrivalbench.core.engine import duckdb as engine
-from arrivalbench.core.grading import Point, grade
+from arrivalbench.core.grading import Point
 from arrivalbench.core.task import TaskSpec
-from conftest import TINY_GOLD, Grader
+from conftest import TINY_GOLD, Grader, grade1
 
 # The statement before the hostile one, so that its index (1) is checked too.
 PRELUDE = "CREATE TABLE IF NOT EXISTS scratch (a INTEGER);\n"
@@ -105,7 +105,7 @@ def test_a_query_that_never_ends_times_out(tiny: TaskSpec, grade_one: Grader) ->
 
 
 def _phase_in_forked_child(spec: TaskSpec, script: str, limits: Limits) -> str:
-    verdict = grade(spec, script, Point("snapshot", 0), limits)[0]
+    verdict = grade1(spec, script, Point("snapshot", 0), limits)[0]
     return str(verdict.detail.get("phase"))
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from arrivalbench.core.artifacts import script_ref
 from arrivalbench.core.engine import duckdb as duckdb_engine
 from arrivalbench.core.task import TaskSpec
 from arrivalbench.core.values import digest
@@ -15,7 +16,7 @@ from arrivalbench.core.verdict import Verdict
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.study.keys import current_versions, key_of
 from arrivalbench.study.schema import SCHEMA_VERSION
-from arrivalbench.study.store import Cell, Graded, Store, Turn
+from arrivalbench.study.store import Cell, Replayed, Store, Turn
 
 
 def verdict(seed: int = 0, kind: str = "PASS", schedule: str = "in_order",
@@ -31,8 +32,9 @@ def test_a_new_file_gets_every_table_and_the_schema_version(tmp_path: Path) -> N
     Store(path).close()
     con = duckdb.connect(str(path), read_only=True)
     tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-    assert tables == {"meta", "runs", "tasks", "artifacts", "cells", "verdicts", "timings",
-                      "costs", "turns", "transcripts", "nondeterministic", "minimal_plans"}
+    assert tables == {"meta", "runs", "tasks", "artifacts", "projects", "cells", "verdicts",
+                      "timings", "costs", "turns", "transcripts", "nondeterministic",
+                      "minimal_plans"}
     assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
         str(SCHEMA_VERSION),)
     con.close()
@@ -44,7 +46,7 @@ def test_a_file_of_another_schema_version_is_refused(tmp_path: Path) -> None:
     con = duckdb.connect(str(path))
     con.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
     con.close()
-    with pytest.raises(ArrivalBenchError, match=r"schema version 99.*reads versions 1 to 3"):
+    with pytest.raises(ArrivalBenchError, match=r"schema version 99.*reads versions 1 to 4"):
         Store(path)
     with pytest.raises(ArrivalBenchError, match="schema version 99"):
         Store(path, read_only=True)
@@ -71,10 +73,10 @@ def test_verdicts_are_keyed_and_a_key_is_stored_once(tmp_path: Path) -> None:
     with Store(tmp_path / "r.duckdb") as store:
         run = store.start_run("local", 2, 1, ["gold"])
         first = verdict(0, "PASS")
-        assert store.add_verdicts([Graded(first, 0.5, 0.25), Graded(verdict(1, "FAIL"), 1, 1)],
+        assert store.add_verdicts([Replayed(first, 0.5, 0.25), Replayed(verdict(1, "FAIL"), 1, 1)],
                                   run) == 2
         # The same key again, even with another outcome, keeps the first verdict and timing.
-        assert store.add_verdicts([Graded(verdict(0, "ERROR"), 9, 9)], run) == 0
+        assert store.add_verdicts([Replayed(verdict(0, "ERROR"), 9, 9)], run) == 0
         assert store.graded_keys() == {key_of(first), key_of(verdict(1))}
         stored = {v.key: v for v in store.verdicts()}
         assert stored[key_of(first)].record == first.json()
@@ -90,13 +92,13 @@ def test_verdicts_are_keyed_and_a_key_is_stored_once(tmp_path: Path) -> None:
 def test_graded_keys_are_those_of_this_installation(tmp_path: Path) -> None:
     with Store(tmp_path / "r.duckdb") as store:
         run = store.start_run("local", 1, 1, ["gold"])
-        store.add_verdicts([Graded(verdict(0), 1, 1), Graded(verdict(0, harness="0.0.1"), 1, 1)],
-                           run)
+        store.add_verdicts([Replayed(verdict(0), 1, 1),
+                            Replayed(verdict(0, harness="0.0.1"), 1, 1)], run)
         assert len(store.verdicts()) == 2
         assert store.graded_keys() == {key_of(verdict(0))}
         assert store.graded_keys(harness_version="0.0.1") == {key_of(verdict(0,
                                                                               harness="0.0.1"))}
-        assert key_of(verdict(0))[4:] == current_versions()
+        assert key_of(verdict(0)).versions == current_versions()
 
 
 def test_a_failed_transaction_stores_nothing(tmp_path: Path) -> None:
@@ -105,9 +107,9 @@ def test_a_failed_transaction_stores_nothing(tmp_path: Path) -> None:
     with Store(tmp_path / "r.duckdb") as store:
         run = store.start_run("local", 1, 1, ["gold"])
         with pytest.raises(ValueError):
-            store.add_verdicts([Graded(verdict(0), 1, 1), Graded(broken, 1, 1)], run)
+            store.add_verdicts([Replayed(verdict(0), 1, 1), Replayed(broken, 1, 1)], run)
         assert store.graded_keys() == set()
-        assert store.add_verdicts([Graded(verdict(0), 1, 1)], run) == 1
+        assert store.add_verdicts([Replayed(verdict(0), 1, 1)], run) == 1
 
 
 def test_runs_record_versions_status_and_counts(tmp_path: Path) -> None:
@@ -127,11 +129,11 @@ def test_runs_record_versions_status_and_counts(tmp_path: Path) -> None:
 
 def test_cells_artifacts_and_idioms(tmp_path: Path) -> None:
     with Store(tmp_path / "r.duckdb") as store:
-        a = store.add_artifact("SELECT 1")
+        a = store.add_artifact(script_ref("SELECT 1"))
         assert a == digest("SELECT 1")
         assert store.artifact_idioms(a) is None
-        store.add_artifact("SELECT 1", ["b", "a"])  # tags arrive later: filled in, sorted
-        store.add_artifact("SELECT 1", ["z"])  # stored tags are never replaced
+        store.add_artifact(script_ref("SELECT 1"), ["b", "a"])  # tags arrive later: sorted
+        store.add_artifact(script_ref("SELECT 1"), ["z"])  # stored tags are never replaced
         assert store.artifact_idioms(a) == ["a", "b"]
         assert store.artifact_sql(a) == "SELECT 1"
         with pytest.raises(ArrivalBenchError, match="not stored"):
@@ -202,9 +204,9 @@ def test_a_report_reads_the_verdict_the_latest_run_stored(tmp_path: Path) -> Non
     with Store(path) as store:
         store.add_cell(Cell("gold", "tiny", "sha256:t", 0, "sha256:a"))
         first = store.start_run("local", 1, 1, ["gold"])
-        store.add_verdicts([Graded(verdict(0, "FAIL", harness=OLDER), 1, 1)], first)
+        store.add_verdicts([Replayed(verdict(0, "FAIL", harness=OLDER), 1, 1)], first)
         second = store.start_run("local", 1, 1, ["gold"])
-        store.add_verdicts([Graded(verdict(0, "PASS", harness=NEWER), 1, 1)], second)
+        store.add_verdicts([Replayed(verdict(0, "PASS", harness=NEWER), 1, 1)], second)
         assert [v.run_id for v in store.verdicts()] == [second, first]  # key order: by text
     chosen = newest_verdicts(load(path).verdicts)
     assert [(v.harness_version, v.verdict, v.run_id) for v in chosen] == [
@@ -224,7 +226,7 @@ def test_an_older_file_is_read_migrated_and_left_as_it_was(tmp_path: Path) -> No
     path = tmp_path / "r.duckdb"
     with Store(path) as store:
         first = store.start_run("local", 1, 1, ["gold"])
-        store.add_verdicts([Graded(verdict(0, "FAIL"), 1, 1)], first)
+        store.add_verdicts([Replayed(verdict(0, "FAIL"), 1, 1)], first)
     _as_version_2(path)
     before = path.read_bytes()
     with Store(path, read_only=True) as store:  # a migrated copy in memory

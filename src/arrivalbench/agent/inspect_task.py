@@ -48,10 +48,10 @@ from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, check_engine
 from arrivalbench.core.grading import (
     DEFAULT_SEEDS,
     Graded,
+    GradeOptions,
     Point,
     artifact_digest,
     grade,
-    grade_artifact,
     plan,
 )
 from arrivalbench.core.task import TaskSpec, load_spec, load_specs, source_of
@@ -105,7 +105,8 @@ def samples(specs: Sequence[TaskSpec], variant: str = DEFAULT_VARIANT,
 
 
 def snapshot_test(spec: TaskSpec, script: str, engine: EngineName = DEFAULT_ENGINE) -> Verdict:
-    return grade(spec, script, Point("snapshot", 0), engine_name=engine)[0]
+    [graded] = judge_points(spec, script, [Point("snapshot", 0)], engine)
+    return graded.verdict
 
 
 def sample_engine(metadata: dict[str, Any]) -> EngineName:
@@ -179,7 +180,12 @@ def describe_error(exc: BaseException) -> str:
 
 def _grade_plan(spec: TaskSpec, script: str, points: Sequence[Point],
                 engine: EngineName = DEFAULT_ENGINE) -> list[Graded]:
-    return list(grade_artifact(spec, script, points, engine_name=engine))
+    return judge_points(spec, script, points, engine)
+
+
+def judge_points(spec: TaskSpec, script: str, points: Sequence[Point],
+                 engine: EngineName = DEFAULT_ENGINE) -> list[Graded]:
+    return list(grade(spec, script, points, options=GradeOptions(engine)))
 
 
 # -- the scorer ---------------------------------------------------------------------------------

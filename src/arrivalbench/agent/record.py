@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from arrivalbench.agent.plan import Plan
 from arrivalbench.agent.request import Request
 from arrivalbench.agent.samples import ERROR, FINAL, REASON, TURNS, first_pass_turn
+from arrivalbench.core.artifacts import script_ref
 from arrivalbench.core.engine import DEFAULT_ENGINE
 from arrivalbench.core.task import TaskSpec, source_of
 from arrivalbench.core.values import JSON
@@ -119,7 +120,7 @@ def _store_sample(results: Store, request: Request, spec: TaskSpec, log: EvalLog
             else "harness_error"
     artifact = None
     if final is not None:
-        artifact = results.add_artifact(final, signature(final, spec))
+        artifact = results.add_artifact(script_ref(final), signature(final, spec))
     else:
         reason = reason or "no_sql"
     given, produced = _tokens(sample)

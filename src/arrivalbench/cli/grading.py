@@ -13,12 +13,12 @@ from arrivalbench import explain as explaining
 from arrivalbench import render, words
 from arrivalbench.cli.app import app
 from arrivalbench.cli.console import out
+from arrivalbench.cli.documents import grade_document
 from arrivalbench.cli.exits import verdict_status, warn
 from arrivalbench.cli.options import (
     check_statements,
     engine_option,
     json_option,
-    read_script,
     refuse_unless,
     results_file,
     schedule_choice,
@@ -26,9 +26,10 @@ from arrivalbench.cli.options import (
     task_option,
     timeout_option,
 )
+from arrivalbench.core.artifacts import ArtifactRef, check_path_engine, kind_of, traits
 from arrivalbench.core.engine import DEFAULT_ENGINE, FACTS, EngineName, Limits, backend
 from arrivalbench.core.engine.cost import Cost, check_measurable
-from arrivalbench.core.grading import plan
+from arrivalbench.core.grading import GradeOptions, Point, plan
 from arrivalbench.core.schedules import Schedule
 from arrivalbench.core.task import BUILTIN_DIR, TaskSpec, load_spec, source_of
 from arrivalbench.core.values import JSON, canonical_json
@@ -36,6 +37,8 @@ from arrivalbench.core.verdict import Verdict
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.explain import DEFAULT_BUDGET as EXPLAIN_BUDGET
 from arrivalbench.sql.syntax import parse_problem
+from arrivalbench.study.isolated import bounded
+from arrivalbench.study.isolated import describe as describe_artifact
 from arrivalbench.words import count, printable
 
 
@@ -81,95 +84,127 @@ def grade(pipeline: Path, task: str | None, data: Path | None, model: str | None
           passed_env: Sequence[str], replay_timeout: float, load_timeout: float) -> None:
     """Grade PIPELINE (a .sql script or a dbt project folder) on TASK. Exit 0 if every verdict
     is PASS, 1 otherwise."""
-    from arrivalbench.core import artifacts
-    from arrivalbench.core.artifacts.dbt import DbtProject
-    from arrivalbench.core.artifacts.script import Script
-    from arrivalbench.core.replay import expected_all
-    from arrivalbench.study.executors import Result
-    from arrivalbench.study.isolated import grade_plan_file, grade_points
-
     backend(engine)  # a missing extra is one line before anything runs
-    if pipeline.is_dir() and not FACTS[engine].runs_dbt:
-        on = ", ".join(name for name, f in FACTS.items() if f.runs_dbt)
-        raise ArrivalBenchError(f"{pipeline}: a dbt project runs on engine {on} only; grade "
-                                f"it with --engine {on}")
+    check_path_engine(pipeline, engine)
     limits = Limits(statement_seconds=timeout, replay_seconds=replay_timeout,
                     load_seconds=load_timeout)
-    spec, select = _graded_task(pipeline, task, data, model, select,
-                                "--every-batch" if every_batch else None, limits)
-    artifact = artifacts.load(pipeline, spec, select, passed_env, limits)
-    script = artifact.sql if isinstance(artifact, Script) else None
-    if script is not None:
-        check_statements(pipeline, script, engine)
+    options = GradeOptions(engine, limits, every_batch=every_batch, measure=measure)
+    _refuse_project_options(pipeline, select=select, passed_env=passed_env)
+    spec, ref = _graded(pipeline, task=task, data=data, model=model, select=select,
+                        passed_env=passed_env,
+                        needs_prefixes="--every-batch" if every_batch else None, limits=limits)
+    if traits(ref).statements:
+        check_statements(pipeline, ref.text, engine)
     check_reference(spec, limits)
-    verdicts = []
-    costs: list[Cost | None] = []
-    differing: dict[str, object] | None = None
     if plan_file is not None:
-        if kinds:
-            raise ArrivalBenchError("--plan replays one plan: leave out --schedule")
-        refuse_unless(click.get_current_context(), "seeds", "leave out --seeds",
-                      "counts the seeds of generated schedules; --plan replays one plan")
-        if measure:
-            raise ArrivalBenchError("--cost measures generated schedules: leave out --plan")
-        if script is None:
-            raise ArrivalBenchError(f"--plan {plan_file}: plans replay SQL scripts; {pipeline} "
-                                    "is a dbt project: grade it on generated schedules")
-        verdicts.append(grade_plan_file(spec, artifact.digest, script, plan_file, limits,
-                                        every_batch, engine))
+        graded = _grade_plan(pipeline, spec, ref, plan_file, kinds, options)
     else:
-        points = plan(spec, seeds, kinds)
-        if measure:
-            check_measurable(engine, script is not None)
-        expected_all(spec, limits)  # a broken task is its own error, before any replay
-        if isinstance(artifact, DbtProject):
-            artifact.close()  # its parse served the checks: each worker parses its own
-        arrived: dict[int, Result] = {}
-        found: list[dict[str, JSON]] = []
-        with render.progress(len(points), enabled=not as_json) as advance:
-            def on_graded(index: int, result: Result, nondet: dict[str, JSON] | None) -> None:
-                arrived[index] = result
-                found.extend([nondet] if nondet is not None else [])
-                advance(result.verdict.status)
-
-            grade_points(spec, artifact, points, limits, every_batch, measure, engine,
-                         on_graded)
-        verdicts = [arrived[i].verdict for i in range(len(points))]
-        costs = [arrived[i].cost for i in range(len(points))]
-        differing = found[0] if found else None
-    document = render.grade_document(spec, verdicts, costs if measure else None)
-    if differing is not None:
-        document["nondeterministic"] = differing  # absent when deterministic: bytes unchanged
+        graded = _grade_points(spec, ref, plan(spec, seeds, kinds), options, progress=not as_json)
     if as_json:
-        click.echo(canonical_json(document))
+        click.echo(canonical_json(grade_document(spec, graded.verdicts,
+                                                 graded.costs if measure else None,
+                                                 graded.nondeterministic)))
     else:
-        # DuckDB's parser says where a script stops parsing; PostgreSQL's says it per statement.
-        problem = parse_problem(script) if script is not None and \
-            FACTS[engine].locates_parse_errors else None
-        if problem is not None:  # every replay is the same ERROR: say it once, with its place
-            out.print(Text(printable(f"{pipeline} does not parse: {problem.describe()}; every "
-                                     "replay is an ERROR"), style=render.STYLE["ERROR"]))
-        out.print(render.grade_table(spec, pipeline, verdicts))
-        if measure:
-            from arrivalbench.corpus.budget import within
-
-            out.print(render.cost_table(
-                verdicts, costs, [c is not None and not within(c, spec.budget) for c in costs],
-                spec.budget.read_amplification))
-        for block in [] if problem is not None else render.failure_details(verdicts):
-            out.print(block)
-        advice = render.control_advice(verdicts)
-        if advice is not None:
-            out.print(advice, markup=False, highlight=False)
-        graded_on = _explained_on(task, data, select, passed_env, spec)
-        argv = explain_argv(pipeline, graded_on, verdicts, timeout, engine) if plan_file is None \
-            else None
-        for line in render.command_lines("next: ", argv or [], out.width):
-            # never folded by the console: the backslashes keep it one command to paste
-            out.print(printable(line), markup=False, highlight=False, soft_wrap=True)
-    if differing is not None:
+        _print_grade(pipeline, spec, ref, graded, task=task, data=data, select=select,
+                     passed_env=passed_env, timeout=timeout, engine=engine,
+                     plan_file=plan_file)
+    if graded.nondeterministic is not None:
         warn(words.NONDETERMINISTIC)
-    verdict_status(all(v.status == "PASS" for v in verdicts) and differing is None)
+    verdict_status(all(v.status == "PASS" for v in graded.verdicts) and
+                   graded.nondeterministic is None)
+
+
+@dataclass(frozen=True)
+class _Grade:
+    """What a grade found: one verdict (and cost) per point, in the plan's order, and what a
+    second snapshot replay changed, if anything."""
+
+    verdicts: list[Verdict]
+    costs: list[Cost | None]
+    nondeterministic: dict[str, JSON] | None = None
+
+
+def _grade_plan(pipeline: Path, spec: TaskSpec, ref: ArtifactRef, plan_file: Path,
+                kinds: Sequence[str], options: GradeOptions) -> _Grade:
+    from arrivalbench.study.isolated import grade_plan_file
+
+    if kinds:
+        raise ArrivalBenchError("--plan replays one plan: leave out --schedule")
+    refuse_unless(click.get_current_context(), "seeds", "leave out --seeds",
+                  "counts the seeds of generated schedules; --plan replays one plan")
+    if options.measure:
+        raise ArrivalBenchError("--cost measures generated schedules: leave out --plan")
+    if not traits(ref).statements:
+        raise ArrivalBenchError(f"--plan {plan_file}: plans replay SQL scripts; {pipeline} is "
+                                f"{traits(ref).title}: grade it on generated schedules")
+    verdict = grade_plan_file(spec, ref, plan_file, options=options)
+    return _Grade([verdict], [None])
+
+
+def _grade_points(spec: TaskSpec, ref: ArtifactRef, points: Sequence[Point],
+                  options: GradeOptions, *, progress: bool) -> _Grade:
+    from arrivalbench.core.replay import expected_all
+    from arrivalbench.study.executors import Result
+    from arrivalbench.study.isolated import grade_points
+
+    if options.measure:
+        check_measurable(options.engine, traits(ref).measured)
+    expected_all(spec, options.limits)  # a broken task is its own error, before any replay
+    arrived: dict[int, Result] = {}
+    found: list[dict[str, JSON]] = []
+    with render.progress(len(points), enabled=progress) as advance:
+        def on_graded(index: int, result: Result, nondet: dict[str, JSON] | None) -> None:
+            arrived[index] = result
+            found.extend([nondet] if nondet is not None else [])
+            advance(result.verdict.status)
+
+        grade_points(spec, ref, points, options=options, on_graded=on_graded)
+    return _Grade([arrived[i].verdict for i in range(len(points))],
+                  [arrived[i].cost for i in range(len(points))], found[0] if found else None)
+
+
+def _print_grade(pipeline: Path, spec: TaskSpec, ref: ArtifactRef, graded: _Grade, *,
+                 task: str | None, data: Path | None, select: str | None,
+                 passed_env: Sequence[str], timeout: float, engine: EngineName,
+                 plan_file: Path | None) -> None:
+    verdicts = graded.verdicts
+    # DuckDB's parser says where a script stops parsing; PostgreSQL's says it per statement.
+    problem = parse_problem(ref.text) if traits(ref).statements and \
+        FACTS[engine].locates_parse_errors else None
+    if problem is not None:  # every replay is the same ERROR: say it once, with its place
+        out.print(Text(printable(f"{pipeline} does not parse: {problem.describe()}; every "
+                                 "replay is an ERROR"), style=render.STYLE["ERROR"]))
+    out.print(render.grade_table(spec, pipeline, verdicts))
+    if any(c is not None for c in graded.costs):
+        from arrivalbench.corpus.budget import within
+
+        costs = graded.costs
+        out.print(render.cost_table(
+            verdicts, costs, [c is not None and not within(c, spec.budget) for c in costs],
+            spec.budget.read_amplification))
+    for block in [] if problem is not None else render.failure_details(verdicts):
+        out.print(block)
+    advice = render.control_advice(verdicts)
+    if advice is not None:
+        out.print(advice, markup=False, highlight=False)
+    graded_on = _explained_on(task, data, select, passed_env, spec)
+    argv = explain_argv(pipeline, graded_on, verdicts, timeout, engine) if plan_file is None \
+        else None
+    for line in render.command_lines("next: ", argv or [], out.width):
+        # never folded by the console: the backslashes keep it one command to paste
+        out.print(printable(line), markup=False, highlight=False, soft_wrap=True)
+
+
+def _refuse_project_options(pipeline: Path, *, select: str | None,
+                            passed_env: Sequence[str]) -> None:
+    if kind_of(pipeline) != "script":
+        return
+    if select is not None:
+        raise ArrivalBenchError(f"--select {select}: only for a dbt project folder; {pipeline} "
+                                "is a file")
+    if passed_env:
+        raise ArrivalBenchError(f"--env {passed_env[0]}: only for a dbt project folder; "
+                                f"{pipeline} is a file")
 
 
 def check_reference(spec: TaskSpec, limits: Limits) -> None:
@@ -220,30 +255,48 @@ def explain_argv(pipeline: Path, on: list[str] | None, verdicts: Sequence[Verdic
     return argv
 
 
-def _graded_task(pipeline: Path, task: str | None, data: Path | None, model: str | None,
-                 select: str | None, needs_prefixes: str | None, limits: Limits
-                 ) -> tuple[TaskSpec, str | None]:
-    """The task graded, and the dbt model graded as its target: `--task`'s, or with `--data`
-    the one derived from the project and its data. `needs_prefixes` names what needs the
-    reference over a part of the data, which a derived task may not have."""
+def _graded(pipeline: Path, *, task: str | None, data: Path | None, model: str | None,
+            select: str | None, passed_env: Sequence[str], needs_prefixes: str | None,
+            limits: Limits) -> tuple[TaskSpec, ArtifactRef]:
+    """The task graded and the description of what is graded on it: `--task`'s, or with
+    `--data` the task derived from the project and its data, the project graded as its
+    model. `needs_prefixes` names what needs the reference over a part of the data, which a
+    derived task may not have. Whatever runs the project's code (its parse, the full refresh)
+    runs in one bounded child, which parses the project once for both."""
     if data is None:
         if task is None:
             raise ArrivalBenchError("give --task TASK (or, for a dbt project, --data DIR)")
         if model is not None:
             raise ArrivalBenchError("--model goes with --data; on a task, --select MODEL")
-        return load_spec(task), select
+        spec = load_spec(task)
+        return spec, describe_artifact(pipeline, spec, models=() if select is None else
+                                       (select,), passed_env=passed_env, limits=limits)
     if task is not None or select is not None:
         raise ArrivalBenchError("--data derives the task from the project: leave out "
                                 "--task and --select (--model names the model)")
-    from arrivalbench.corpus.init import derived, over_prefixes
+    from arrivalbench.corpus.init import over_prefixes
 
-    spec = derived(pipeline, data, model, limits)
+    folder, ref = bounded(_derived, pipeline, data, model, tuple(passed_env), limits)
+    spec = load_spec(folder)
     if needs_prefixes is not None and not over_prefixes(spec):
         raise ArrivalBenchError(f"{needs_prefixes}: the full refresh of model "
                                 f"{spec.target.name} is not one query over its sources, so "
                                 "there is no reference over a part of the data; grade it "
                                 "without")
-    return spec, spec.target.name
+    return spec, ref
+
+
+def _derived(project: Path, data: Path, model: str | None, passed_env: tuple[str, ...],
+             limits: Limits) -> tuple[str, ArtifactRef]:
+    """In a bounded child: the task of `grade PROJECT --data DATA` (its folder) and the
+    project described as graded on it."""
+    from arrivalbench.core.artifacts import read
+    from arrivalbench.corpus.init import derived
+
+    spec = derived(project, data, model, limits, passed_env=passed_env)
+    ref = read(project, spec, models=[spec.target.name], passed_env=passed_env,
+               limits=limits).ref
+    return str(spec.path), ref
 
 
 # -- explain (one failure, made small) -----------------------------------------------------------
@@ -287,7 +340,6 @@ def explain_command(pipeline: Path | None, task: str | None, data: Path | None,
     repro bundle. Exit 0 if it passes, 1 if it fails."""
     from arrivalbench.explain import bundle
     from arrivalbench.explain.text import describe
-    from arrivalbench.study.isolated import bounded
 
     if results is not None:
         if pipeline is not None or task is not None or data is not None or kind or \
@@ -301,32 +353,27 @@ def explain_command(pipeline: Path | None, task: str | None, data: Path | None,
         raise ArrivalBenchError("give PIPELINE and --task TASK (or, for a dbt project, --data "
                                 "DIR; or --results FILE)")
     limits = Limits(statement_seconds=timeout)
-    script: str | None = None
-    if pipeline.is_dir():
-        if not FACTS[engine].runs_dbt:
-            raise ArrivalBenchError(f"{pipeline}: a dbt project runs on engine duckdb only; "
-                                    "explain it with --engine duckdb")
-        if out_dir is not None:
-            raise ArrivalBenchError(f"--out writes a repro bundle for a SQL script; {pipeline} "
-                                    "is a dbt project: leave out --out")
-        spec, select = _graded_task(pipeline, task, data, model, select, "explain", limits)
-    else:
-        if data is not None or model is not None or select is not None or passed_env:
-            raise ArrivalBenchError("--data, --model, --select and --env go with a dbt "
-                                    f"project folder; {pipeline} is a file")
+    check_path_engine(pipeline, engine)
+    if kind_of(pipeline) == "script":
+        if data is not None or model is not None:
+            raise ArrivalBenchError("--data and --model go with a dbt project folder; "
+                                    f"{pipeline} is a file")
+        _refuse_project_options(pipeline, select=select, passed_env=passed_env)
         if task is None:
             raise ArrivalBenchError("give --task TASK for a .sql script")
-        spec = load_spec(task)
-        script = read_script(pipeline)
-        check_statements(pipeline, script, engine)
+    elif out_dir is not None:
+        raise ArrivalBenchError(f"--out writes a repro bundle for a SQL script; {pipeline} is "
+                                "a folder: leave out --out")
+    spec, ref = _graded(pipeline, task=task, data=data, model=model, select=select,
+                        passed_env=passed_env, needs_prefixes="explain", limits=limits)
+    if traits(ref).statements:
+        check_statements(pipeline, ref.text, engine)
     if kind is not None:
         explaining.check_schedule(spec, kind)
     if out_dir is not None:
         bundle.check_out(out_dir)
     # Shrinking replays the pipeline hundreds of times: in a bounded child, as grade's replays.
-    project = None if script is not None else str(pipeline)
-    found = bounded(_explained, source_of(spec), project, select, tuple(passed_env), script,
-                    kind, seed, budget, limits, engine)
+    found = bounded(_explained, source_of(spec), ref, kind, seed, budget, limits, engine)
     if found is None:
         where = f"{kind} " if kind else ""
         message = (f"{pipeline} passes {where}{'seed ' + str(seed) if seed is not None else ''}"
@@ -339,8 +386,7 @@ def explain_command(pipeline: Path | None, task: str | None, data: Path | None,
         verdict_status(True)
     doc = found.document
     if out_dir is not None and found.minimal is not None:
-        assert script is not None
-        doc["repro"] = bundle.write(out_dir, spec, script, found.minimal,
+        doc["repro"] = bundle.write(out_dir, spec, ref.text, found.minimal,
                                     found.needs_every_batch, engine)
     if as_json:
         click.echo(canonical_json(doc))
@@ -364,18 +410,14 @@ class _Explained:
     needs_every_batch: bool
 
 
-def _explained(task: str, project: str | None, select: str | None,
-               passed_env: tuple[str, ...], script: str | None, kind: str | None,
-               seed: int | None, budget: int, limits: Limits, engine: EngineName
-               ) -> _Explained | None:
+def _explained(task: str, ref: ArtifactRef, kind: str | None, seed: int | None, budget: int,
+               limits: Limits, engine: EngineName) -> _Explained | None:
     """The explanation of the first failing point of a default grade (or of the one asked
-    for); None when it passes. Run by `explain` in a bounded child process, where a dbt
-    project (`project`, graded as model `select`) is loaded, or else `script` replayed."""
-    from arrivalbench.core.artifacts import Artifact, load
+    for); None when it passes. Run by `explain` in a bounded child process."""
+    from arrivalbench.core.artifacts import load
 
     spec = load_spec(task)
-    artifact: Artifact | str = script if script is not None else \
-        load(Path(str(project)), spec, select, passed_env, limits)
+    artifact = load(ref, spec, limits=limits)
     picked = explaining.pick(spec, artifact, kind, seed, limits, engine)
     if picked is None:
         return None

@@ -56,22 +56,27 @@ from arrivalbench.words import count, printable, printable_doc
                    "--results does).")
 @click.option("--cost", "measure", is_flag=True,
               help="Also store each replay's rows read and written (the costs table).")
+@click.option("--every-batch", is_flag=True,
+              help="Also store the verdict of the every-batch check beside each final-table "
+                   "verdict (a replay stored without it is graded again).")
 @engine_option("The engine every artifact runs on; gold and negatives are each task's "
                "pipelines for it. Verdicts of both engines live in one results file.")
 def run_command(arm_names: Sequence[str], submissions: Path | None, arm_name: str | None,
                 allow_unmatched: bool, task_refs: Sequence[str], tier: TierChoice | None,
                 seeds: int, results: Path, workers: int | None, executor: str,
-                then_explain: bool, measure: bool, engine: EngineName) -> None:
+                then_explain: bool, measure: bool, every_batch: bool,
+                engine: EngineName) -> None:
     """Grade arms into a results file: every cell on snapshot, both controls and each declared
     hazard for every seed. Replays already in the file are not graded again, so the same command
     resumes an interrupted run and more arms add to the file."""
     from arrivalbench.cli.summary import summary_table
     from arrivalbench.study import grid
 
-    summary = grid.run(results, arm_names, submissions, arm_name,
-                       select(task_refs, tier, "core"), seeds, workers,
-                       executor, command=command_line(), allow_unmatched=allow_unmatched,
-                       measure=measure, engine=engine)
+    summary = grid.run(results, arm_names, submissions=submissions, arm_name=arm_name,
+                       tasks=select(task_refs, tier, "core"), seeds=seeds, workers=workers,
+                       executor=executor, command=command_line(),
+                       allow_unmatched=allow_unmatched, measure=measure,
+                       every_batch=every_batch, engine=engine)
     out.print(summary_table(summary, out.width))
     if then_explain:
         explain_study(results, EXPLAIN_BUDGET, (), Limits(), engine)
@@ -89,12 +94,14 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
     both verdicts; exit 0 when every byte matches, 1 on any mismatch."""
     from arrivalbench.study.regrade import regrade
 
-    report = regrade(results, sample, workers, executor)
+    report = regrade(results, sample=sample, workers=workers, executor=executor)
     for m in report.mismatches:
-        task_digest, schedule, seed, artifact, engine, harness = m.key
-        click.echo(printable(f"mismatch: task {m.task} ({task_digest}) schedule {schedule} "
-                             f"seed {seed} artifact {artifact} {engine_label(engine)} "
-                             f"arrivalbench {harness}"))
+        k = m.key
+        which = "" if m.record == "final" else f" ({m.record} record)"
+        click.echo(printable(f"mismatch{which}: task {m.task} ({k.task_digest}) schedule "
+                             f"{k.schedule} seed {k.seed} artifact {k.artifact} "
+                             f"{engine_label(k.engine_version)} arrivalbench "
+                             f"{k.harness_version}"))
         click.echo(printable(f"  stored:  {m.stored}"))
         click.echo(printable(f"  regrade: {m.now}"))
     click.echo(f"regraded {report.checked} of {count(report.stored, 'stored replay')} in "

@@ -1,21 +1,26 @@
-"""Grading one artifact on one task: the replay plan, schedules, and verdicts."""
+"""Grading one artifact on one task: the replay plan, schedules, and every verdict's making.
+
+`grade` is the one way to grade an artifact over the points of a plan; `judge` grades one
+schedule (an explicit plan, a shrunk one); `stopped` is the verdict of a replay whose worker
+did not answer. Every byte of a verdict is made here, inside the harness version.
+"""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
+from typing import Literal
 
 from arrivalbench.core.artifacts import Artifact
-from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Failure, Limits, Table, backend
+from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Limits, Phase, Table, backend
 from arrivalbench.core.log import load_log
 from arrivalbench.core.oracle import compare_all
 from arrivalbench.core.replay import Outcome, expected_all, replay
 from arrivalbench.core.schedules import CONTROLS, KINDS, Params, Schedule, make
 from arrivalbench.core.task import Column, Target, TaskSpec
 from arrivalbench.core.values import JSON, digest
-from arrivalbench.core.verdict import Verdict
+from arrivalbench.core.verdict import Status, Verdict
 from arrivalbench.errors import ArrivalBenchError
 
 DEFAULT_SEEDS = 5
@@ -75,138 +80,136 @@ def artifact_digest(artifact: Artifact | str) -> str:
     return digest(artifact) if isinstance(artifact, str) else artifact.digest
 
 
-def grade(spec: TaskSpec, script: Artifact | str, point: Point, limits: Limits = Limits(),
-          every_batch: bool = False, measure: bool = False,
-          engine_name: EngineName = DEFAULT_ENGINE) -> tuple[Verdict, Outcome]:
-    """The verdict of one replay: build the schedule of `point`, replay `script` on it and
-    compare the target with the reference (with `every_batch`, after every completed run too).
-    An `ERROR` when the replay stopped, a `FAIL` with the typed difference when the target
-    differs, else `PASS`; with the replay's outcome (timings, and with `measure` its cost)
-    beside it. Raises TaskError only when the task itself is broken (its reference)."""
-    sched = schedule(spec, point.schedule, point.seed)
-    return judge(spec, script, sched, point.schedule, point.seed, limits, every_batch,
-                 measure=measure, engine_name=engine_name)
+@dataclass(frozen=True)
+class GradeOptions:
+    """How a replay is graded, beside its task, artifact and schedule: the engine the artifact
+    runs on (the reference is always DuckDB's), the limits it runs under, and what is checked
+    or measured besides the final table."""
 
-
-def judge(spec: TaskSpec, script: Artifact | str, sched: Schedule, kind: str, seed: int,
-          limits: Limits = Limits(), every_batch: bool = False, plan: bool = False,
-          measure: bool = False, engine_name: EngineName = DEFAULT_ENGINE
-          ) -> tuple[Verdict, Outcome]:
-    """Replay `sched` and judge its final table (and, with `every_batch`, the table after each
-    completed run). A generated schedule delivers the whole log, so its final table is judged
-    against the reference over the complete log; an explicit `plan` may deliver less, and is
-    judged against the reference over what it delivered. The artifact runs on `engine_name`;
-    the reference is always DuckDB's."""
-    from arrivalbench.core.checkpoints import final_delivered, references_all, replay_checked
-
-    checks = None
-    if every_batch:
-        checked = replay_checked(spec, script, sched, limits, measure, engine_name,
-                                 first_only=True)
-        outcome, checks = checked.outcome, checked
-    else:
-        outcome = replay(spec, script, sched, limits, measure=measure, engine_name=engine_name)
-    detail: dict[str, JSON]
-    if outcome.failure is not None:
-        f = outcome.failure
-        verdict, detail = "ERROR", {"phase": f.phase, "batch": f.batch, "statement": f.statement,
-                                    "message": f.message}
-    else:
-        assert outcome.table is not None
-        want = references_all(spec, [final_delivered(sched)], limits)[0] if plan else \
-            expected_all(spec, limits)
-        diff = compare_all(want, outcome.tables, spec.targets)
-        verdict, detail = ("PASS", {}) if diff.ok else ("FAIL", diff.document())
-    first = checks.first_divergence if checks is not None else None
-    if first is not None:
-        detail = {**detail, "first_divergence": first.document()}
-        if verdict == "PASS":
-            # Right at the end, wrong on the way: the contract asks for the result after
-            # every run, so a lost target mid-way is an error and a wrong one a failure.
-            if first.diff is None:
-                verdict = "ERROR"
-                detail.update(phase="read-target", batch=first.batch, statement=None,
-                              message=first.error)
-            else:
-                verdict = "FAIL"
-            detail["reconverged"] = True
-    engine = backend(engine_name)
-    return Verdict(spec.id, spec.digest, kind, seed, sched.digest, artifact_digest(script),
-                   verdict, detail, engine.NAME, engine.version()  # type: ignore[arg-type]
-                   ), outcome
-
-
-def grade_all(spec: TaskSpec, script: Artifact | str, points: Iterable[Point],
-              limits: Limits = Limits(), every_batch: bool = False, measure: bool = False,
-              engine_name: EngineName = DEFAULT_ENGINE) -> Iterator[tuple[Verdict, Outcome]]:
-    """`grade` for each point of a plan, lazily, in order. The reference is computed first, so a
-    broken task raises TaskError before any replay runs."""
-    expected_all(spec, limits)  # a broken reference is the task's fault: raise before replay
-    for point in points:
-        yield grade(spec, script, point, limits, every_batch, measure, engine_name)
+    engine: EngineName = DEFAULT_ENGINE
+    limits: Limits = Limits()
+    every_batch: bool = False  # also compare the target after every completed run
+    measure: bool = False  # also measure what every run reads and writes
 
 
 @dataclass(frozen=True)
 class Graded:
-    """One point of a plan graded in full: its verdict, the replay's outcome and, for
-    `snapshot`, what a second replay changed (None: nothing, or not checked)."""
+    """One replay graded: `verdict` under the options asked for; `final`, the verdict of the
+    final table alone (the same unless the every-batch check was asked for, then it is the
+    verdict that check leaves aside); the replay's outcome; and for `snapshot`, what a second
+    replay changed (None: nothing, or not checked)."""
 
     verdict: Verdict
+    final: Verdict
     outcome: Outcome
     nondeterministic: dict[str, JSON] | None = None
 
 
-def grade_point(spec: TaskSpec, script: Artifact | str, point: Point,
-                limits: Limits = Limits(), every_batch: bool = False, measure: bool = False,
-                engine_name: EngineName = DEFAULT_ENGINE) -> Graded:
-    """`grade`, and on `snapshot` the nondeterminism check: one point graded as the CLI, the
-    executors and the Inspect scorer all grade it (one more replay per artifact)."""
-    verdict, outcome = grade(spec, script, point, limits, every_batch, measure, engine_name)
-    differing = nondeterminism(spec, script, outcome, limits, engine_name) \
-        if point.schedule == "snapshot" else None
-    return Graded(verdict, outcome, differing)
-
-
-def grade_artifact(spec: TaskSpec, script: Artifact | str, points: Iterable[Point],
-                   limits: Limits = Limits(), every_batch: bool = False,
-                   measure: bool = False, engine_name: EngineName = DEFAULT_ENGINE
-                   ) -> Iterator[Graded]:
-    """`grade_point` for each point of a plan, lazily, in order; a broken task raises
-    TaskError before any replay runs."""
-    expected_all(spec, limits)
+def grade(spec: TaskSpec, artifact: Artifact | str, points: Iterable[Point], *,
+          options: GradeOptions = GradeOptions()) -> Iterator[Graded]:
+    """Grade `artifact` at each point of a plan, lazily, in order: build the point's schedule,
+    replay the artifact on it and compare its target with the reference. On `snapshot`, once
+    per artifact, one more replay checks that the result does not depend on chance. The
+    reference is computed first, so a broken task raises TaskError before any replay runs."""
+    expected_all(spec, options.limits)
     for point in points:
-        yield grade_point(spec, script, point, limits, every_batch, measure, engine_name)
+        graded = judge(spec, artifact, schedule(spec, point.schedule, point.seed),
+                       options=options)
+        if point.schedule == "snapshot":
+            graded = replace(graded, nondeterministic=_chance(spec, artifact, graded.outcome,
+                                                               options))
+        yield graded
 
 
-def grade_plan(spec: TaskSpec, script: str, path: Path, limits: Limits = Limits(),
-               every_batch: bool = False, engine_name: EngineName = DEFAULT_ENGINE) -> Verdict:
-    """Replay the explicit plan in `path`; its verdict is filed under the schedule and seed the
-    plan names (a plan written by `show --json` keeps its identity), `plan` and 0 when it
-    names none."""
-    from arrivalbench.core import plans
+def judge(spec: TaskSpec, artifact: Artifact | str, sched: Schedule, *,
+          options: GradeOptions = GradeOptions(), plan: bool = False) -> Graded:
+    """Replay `sched` and judge its final table (and, with the every-batch check, the table
+    after each completed run): an `ERROR` when the replay stopped, a `FAIL` with the typed
+    difference when the target differs, else `PASS`. A generated schedule delivers the whole
+    log, so its final table is judged against the reference over the complete log; an explicit
+    `plan` may deliver less, and is judged against the reference over what it delivered."""
+    from arrivalbench.core.checkpoints import final_delivered, references_all, replay_checked
 
-    sched = plans.load(spec, path)
-    try:
-        count: int | None = len(backend(engine_name).split(script))
-    except Failure:
-        count = None  # the replay reports the parse error as its ERROR
-    if count is not None:
-        plans.check_statements(sched, count, str(path))
-    expected_all(spec, limits)
-    return judge(spec, script, sched, sched.kind, sched.seed, limits, every_batch, plan=True,
-                 engine_name=engine_name)[0]
+    limits, engine = options.limits, options.engine
+    checks = None
+    if options.every_batch:
+        checks = replay_checked(spec, artifact, sched, limits, options.measure, engine,
+                                first_only=True)
+        outcome = checks.outcome
+    else:
+        outcome = replay(spec, artifact, sched, limits, measure=options.measure,
+                         engine_name=engine)
+    status: Status
+    detail: dict[str, JSON]
+    if outcome.failure is not None:
+        status, detail = "ERROR", _error_detail(outcome.failure.phase, outcome.failure.batch,
+                                                outcome.failure.statement,
+                                                outcome.failure.message)
+    else:
+        want = references_all(spec, [final_delivered(sched)], limits)[0] if plan else \
+            expected_all(spec, limits)
+        diff = compare_all(want, outcome.tables, spec.targets)
+        status, detail = ("PASS", {}) if diff.ok else ("FAIL", diff.document())
+    final = _verdict(spec, artifact_digest(artifact), sched, status, detail, engine)
+    first = checks.first_divergence if checks is not None else None
+    if first is None:
+        return Graded(final, final, outcome)
+    detail = {**detail, "first_divergence": first.document()}
+    if status == "PASS":
+        # Right at the end, wrong on the way: the contract asks for the result after every
+        # run, so a lost target mid-way is an error and a wrong one a failure.
+        if first.diff is None:
+            status = "ERROR"
+            detail.update(_error_detail("read-target", first.batch, None, first.error))
+        else:
+            status = "FAIL"
+        detail["reconverged"] = True
+    return Graded(_verdict(spec, final.artifact, sched, status, detail, engine), final,
+                  outcome)
 
 
-def nondeterminism(spec: TaskSpec, script: Artifact | str, first: Outcome,
-                   limits: Limits = Limits(), engine_name: EngineName = DEFAULT_ENGINE
-                   ) -> dict[str, JSON] | None:
+StopCause = Literal["died", "timed_out"]
+# What a replay's verdict says when its worker did not answer: the same words whatever the
+# executor and however the worker died (the signal or exit status is the executor's to count),
+# so that the bytes are too.
+STOPPED: dict[StopCause, tuple[Phase, str]] = {
+    "died": ("run", "worker died: the process grading this replay ended abruptly (a crash or "
+                    "a kill)"),
+    "timed_out": ("timeout", "the replay ran past its wall-clock limit and its worker did not "
+                             "stop it; the worker was killed"),
+}
+
+
+def stopped(spec: TaskSpec, artifact: str, sched: Schedule, cause: StopCause, *,
+            options: GradeOptions = GradeOptions()) -> Verdict:
+    """The ERROR verdict of a replay of `sched` whose worker died under it or was killed
+    (`artifact` is its digest)."""
+    phase, message = STOPPED[cause]
+    return _verdict(spec, artifact, sched, "ERROR", _error_detail(phase, None, None, message),
+                    options.engine)
+
+
+def _error_detail(phase: Phase, batch: int | None, statement: int | None,
+                  message: str | None) -> dict[str, JSON]:
+    return {"phase": phase, "batch": batch, "statement": statement, "message": message}
+
+
+def _verdict(spec: TaskSpec, artifact: str, sched: Schedule, status: Status,
+             detail: dict[str, JSON], engine_name: EngineName) -> Verdict:
+    engine = backend(engine_name)
+    return Verdict(spec.id, spec.digest, sched.kind, sched.seed, sched.digest, artifact, status,
+                   detail, engine.NAME, engine.version())
+
+
+def _chance(spec: TaskSpec, artifact: Artifact | str, first: Outcome, options: GradeOptions
+            ) -> dict[str, JSON] | None:
     """Replay `snapshot` once more and compare with `first`, its earlier outcome: None when
     both give the same final table (as multisets) or the same error, else the rows that
     differ. A pipeline whose result depends on chance (random(), now(), LIMIT without a total
     order) gets verdicts that a regrade could contradict; one more snapshot replay per artifact
     catches the common cases at the price of one replay."""
-    second = replay(spec, script, schedule(spec, "snapshot", 0), limits,
-                    engine_name=engine_name)
+    second = replay(spec, artifact, schedule(spec, "snapshot", 0), options.limits,
+                    engine_name=options.engine)
     if first.failure is not None or second.failure is not None:
         a, b = first.failure, second.failure
         if a is not None and b is not None and (a.phase, a.batch, a.message) == \
@@ -216,12 +219,12 @@ def nondeterminism(spec: TaskSpec, script: Artifact | str, first: Outcome,
                 "second": None if b is None else b.message}
     assert first.table is not None and second.table is not None
     diff = compare_all(first.tables, second.tables,
-                       [as_read(t, target) for t, target in zip(first.tables, spec.targets,
-                                                                strict=True)])
+                       [_as_read(t, target) for t, target in zip(first.tables, spec.targets,
+                                                                 strict=True)])
     return None if diff.ok else diff.document()
 
 
-def as_read(table: Table, target: Target) -> Target:
+def _as_read(table: Table, target: Target) -> Target:
     """`target` as a replay left it: the columns and types read back (an extra column or an
     undeclared type is the pipeline's choice, the same in both replays, not chance), keyed on
     the task's key where the table has it, else on every column."""

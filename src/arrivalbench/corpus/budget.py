@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from arrivalbench import words
 from arrivalbench.core.engine.cost import Cost
-from arrivalbench.core.grading import Point, grade
+from arrivalbench.core.grading import GradeOptions, Point, grade
 from arrivalbench.core.task import Budget, TaskSpec
 from arrivalbench.words import count
 
@@ -56,8 +56,9 @@ def check_incremental(spec: TaskSpec, points: Sequence[Point]) -> tuple[list[Bre
     assert spec.incremental_sql is not None
     breaches: list[Breach] = []
     for point in points:
-        verdict, outcome = grade(spec, spec.incremental_sql, point,
-                                 measure=point.schedule == BUDGET_SCHEDULE)
+        [graded] = grade(spec, spec.incremental_sql, [point],
+                         options=GradeOptions(measure=point.schedule == BUDGET_SCHEDULE))
+        verdict, outcome = graded.verdict, graded.outcome
         if verdict.status != "PASS":
             breaches.append(Breach(point.schedule, point.seed, words.line(verdict)))
         elif point.schedule == BUDGET_SCHEDULE:

@@ -62,13 +62,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from arrivalbench import words
-from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Failure, Table, backend
-from arrivalbench.core.grading import Point, grade, plan_kinds
+from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Failure, Limits, Table, backend
+from arrivalbench.core.grading import CHECKED_CONTROLS, GradeOptions, Point, grade, plan_kinds
 from arrivalbench.core.grading import schedule as make_schedule
 from arrivalbench.core.oracle import compare_all
 from arrivalbench.core.replay import expected_all, replay
 from arrivalbench.core.schedules import Schedule
 from arrivalbench.core.task import (
+    HAZARDS,
     Target,
     TaskSpec,
     load_spec,
@@ -109,6 +110,7 @@ class JobResult:
 
 
 DIED = "the worker grading it died (a crash or a kill) before it finished"
+TIMED_OUT = "the worker grading it ran past every bound of its replays and was killed"
 
 
 @dataclass(frozen=True)
@@ -130,10 +132,21 @@ class Job:
         return self.artifact if self.artifact in ("gold", "incremental") \
             else f"negative {self.artifact}"
 
+    def seconds(self) -> float:
+        """Every replay of the job's plan at its bound (and the nondeterminism check's)."""
+        replays = 2 + len(self.seeds) * (len(CHECKED_CONTROLS) + len(HAZARDS))
+        return replays * Limits().replay_seconds
+
     def died(self) -> JobResult:
         """A death is the artifact's failed check, not the end of the gate."""
+        return self._stopped(DIED)
+
+    def timed_out(self) -> JobResult:
+        return self._stopped(TIMED_OUT)
+
+    def _stopped(self, why: str) -> JobResult:
         return JobResult(self.task_id, self.artifact,
-                         findings=(Finding(self.task_id, self.check_name(), DIED),))
+                         findings=(Finding(self.task_id, self.check_name(), why),))
 
     def check(self, result: JobResult) -> None:
         if (result.task, result.artifact) != (self.task_id, self.artifact):
@@ -192,9 +205,9 @@ def _grade_artifact(spec: TaskSpec, script: str, seeds: Sequence[int],
     for point in points(spec, seeds):
         if point.schedule in done:
             continue
-        verdict, _outcome = grade(spec, script, point,
-                                  every_batch=every_batch and point.schedule in spec.hazards,
-                                  engine_name=engine)
+        options = GradeOptions(engine, every_batch=every_batch and point.schedule in spec.hazards)
+        [graded] = grade(spec, script, [point], options=options)
+        verdict = graded.verdict
         out.append(Graded(point.schedule, point.seed, verdict.status,
                           "" if verdict.status == "PASS" else words.line(verdict)))
         if point.schedule in enough and verdict.status != "PASS":

@@ -44,7 +44,7 @@ from arrivalbench.core.textfile import read_text
 from arrivalbench.core.values import canonical_json, row_sort_key, to_json
 from arrivalbench.corpus.perturbation import visible
 from arrivalbench.errors import ArrivalBenchError, TaskError
-from arrivalbench.study.arms import template_sql
+from arrivalbench.study.template import template_sql
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ALWAYS: tuple[Hazard, ...] = ("duplicates", "crash_retry")

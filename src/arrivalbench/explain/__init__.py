@@ -17,6 +17,7 @@ from arrivalbench.core.checkpoints import Checked, final_delivered, references_a
 from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Failure, Limits, Table, backend
 from arrivalbench.core.grading import (
     DEFAULT_SEEDS,
+    GradeOptions,
     artifact_digest,
     check_kind,
     judge,
@@ -134,9 +135,9 @@ def pick(spec: TaskSpec, script: Artifact | str, kind: str | None, seed: int | N
     seeds = [seed] if seed is not None else list(range(DEFAULT_SEEDS))
     for k in kinds_:
         for s in ([0] if k == "snapshot" and seed is None else seeds):
-            verdict, _ = judge(spec, script, schedule(spec, k, s), k, s, limits, every_batch=True,
-                               engine_name=engine)
-            if verdict.status != "PASS":
+            graded = judge(spec, script, schedule(spec, k, s),
+                           options=GradeOptions(engine, limits, every_batch=True))
+            if graded.verdict.status != "PASS":
                 return k, s
     return None
 

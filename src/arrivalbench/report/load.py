@@ -130,10 +130,11 @@ def _read(store: Store, path: Path, wanted: list[str], compare: list[str],
     costs = store.costs()
     budgets = store.budgets()
     verdicts = tuple(
-        VerdictRow(v.key[0], v.key[3], v.key[1], v.key[2], v.verdict, v.key[4], v.key[5],
-                   v.record, _within(costs.get(v.key), budgets.get(v.key[0])), v.engine,
+        VerdictRow(v.key.task_digest, v.key.artifact, v.key.schedule, v.key.seed, v.verdict,
+                   v.key.engine_version, v.key.harness_version, v.record,
+                   _within(costs.get(v.key), budgets.get(v.key.task_digest)), v.engine,
                    v.run_id)
-        for v in store.verdicts(arms) if chosen(v.key[0]))
+        for v in store.verdicts(arms) if chosen(v.key.task_digest))
     return Results(arms, cells, verdicts, store.idioms(arms),
                    tuple(TurnRow(*t) for t in store.turns(arms)))
 

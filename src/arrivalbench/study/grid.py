@@ -29,19 +29,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arrivalbench import render
+from arrivalbench.core.artifacts import ArtifactRef
 from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, check_engine
 from arrivalbench.core.engine.cost import check_measurable
-from arrivalbench.core.grading import DEFAULT_SEEDS, check_seeds, plan
+from arrivalbench.core.grading import DEFAULT_SEEDS, GradeOptions, check_seeds, plan
 from arrivalbench.core.task import TaskSpec, builtin_ids, load_spec, load_specs, source_of
-from arrivalbench.core.values import digest
 from arrivalbench.core.verdict import STATUSES
 from arrivalbench.errors import WARNING, ArrivalBenchError
 from arrivalbench.study import arms as armlib
 from arrivalbench.study import executors
 from arrivalbench.study.cells import classify
-from arrivalbench.study.executors import Executor, Result, Unit, unit_key
+from arrivalbench.study.executors import Executor, Result, Unit
 from arrivalbench.study.keys import Key, current_versions
 from arrivalbench.study.store import DEFAULT_RESULTS, Cell, Store, StoredTask
+from arrivalbench.study.submissions import submissions as submitted
 from arrivalbench.words import count
 
 DEFAULT_ARMS = armlib.BUILTIN_ARMS
@@ -111,12 +112,12 @@ def resolve_tasks(tasks: Sequence[str] | None) -> list[TaskSpec]:
 # -- run -------------------------------------------------------------------------------------
 
 
-def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None,
+def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None, *,
         submissions: Path | str | None = None, arm_name: str | None = None,
         tasks: Sequence[str] | None = None, seeds: int = DEFAULT_SEEDS,
         workers: int | None = None, executor: str | Executor = "local", progress: bool = True,
         command: str | None = None, warn: Warn = stderr_warning,
-        allow_unmatched: bool = False, measure: bool = False,
+        allow_unmatched: bool = False, measure: bool = False, every_batch: bool = False,
         engine: EngineName = DEFAULT_ENGINE) -> Summary:
     """Store the artifacts of `arms` (built-in arm names) and of a folder of `submissions` as
     cells, then grade every replay of their plans not graded yet into `results`.
@@ -125,7 +126,9 @@ def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None
     built-in or submissions arm are rewritten for every task of the run (the arm is a function
     of the task or the folder); verdicts are only ever added. Every artifact runs on `engine`;
     a task without pipelines for it in an arm that needs them (gold, negatives) stops the run
-    before anything is written."""
+    before anything is written. With `measure` every replay's cost is stored too; with
+    `every_batch` the every-batch check's verdict beside the final table's (a replay stored
+    without it is graded again for it)."""
     engine = check_engine(engine)
     if measure:
         check_measurable(engine)
@@ -143,12 +146,13 @@ def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None
     check_seeds(seeds)
     specs = resolve_tasks(tasks)
     artifacts = [a for arm in chosen for a in armlib.builtin(arm, specs, engine)]
-    warnings = [f"{a.arm}: {a.spec.id}: {a.reason}" for a in artifacts if a.sql is None]
+    warnings = [f"{a.arm}: {a.spec.id}: {a.reason}" for a in artifacts if a.ref is None]
     for message in warnings:
         warn(message)
     arm_names = list(chosen)
     if submissions is not None:
-        folder = armlib.submissions(Path(submissions), specs, arm_name, allow_unmatched)
+        folder = submitted(Path(submissions), specs, arm_name=arm_name,
+                           allow_unmatched=allow_unmatched)
         for message in folder.warnings:
             warn(message)
         warnings += folder.warnings
@@ -159,8 +163,9 @@ def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None
     current_versions(engine)  # so does an engine that cannot say its version
     with Store(results) as store:
         planned = _store_artifacts(store, arm_names, specs, artifacts, engine)
-        return _grade(store, planned, arm_names, [s.id for s in specs], seeds, pool, progress,
-                      command, warnings, warn, measure, engine)
+        return _grade(store, planned, arm_names, [s.id for s in specs], seeds=seeds, pool=pool,
+                      progress=progress, command=command, warnings=warnings, warn=warn,
+                      options=GradeOptions(engine, measure=measure, every_batch=every_batch))
 
 
 def _store_artifacts(store: Store, arms: Sequence[str], specs: Sequence[TaskSpec],
@@ -176,17 +181,17 @@ def _store_artifacts(store: Store, arms: Sequence[str], specs: Sequence[TaskSpec
         for arm in arms:
             cells = []
             for artifact in by_cell.get((arm, spec.id), []):
-                if artifact.sql is None:
+                ref = artifact.ref
+                if ref is None:
                     cell = Cell(arm, spec.id, spec.digest, artifact.replicate, None,
                                 artifact.reason, artifact.provenance, engine)
                     cells.append(cell)
                     planned.append(_Planned(cell, spec, source))
                     continue
-                known = store.artifact_idioms(digest(artifact.sql))
-                tags = known if known is not None else armlib.idioms(artifact.sql, spec)
-                store.add_artifact(artifact.sql, tags)
-                cell = Cell(arm, spec.id, spec.digest, artifact.replicate,
-                            digest(artifact.sql), None, artifact.provenance, engine)
+                known = store.artifact_idioms(ref.digest)
+                store.add_artifact(ref, armlib.idioms(ref.text, spec) if known is None else known)
+                cell = Cell(arm, spec.id, spec.digest, artifact.replicate, ref.digest, None,
+                            artifact.provenance, engine)
                 cells.append(cell)
                 planned.append(_Planned(cell, spec, source))
             if cells or arm in armlib.BUILTIN_ARMS:
@@ -244,8 +249,9 @@ def grade_arms(store_path: Path | str, arms: Sequence[str], tasks: Sequence[str]
             task_ids += [] if spec.id in task_ids else [spec.id]
         if not planned:
             note(f"{store.path}: no cell of arm {', '.join(arms)} to grade")
-        return _grade(store, planned, list(arms), task_ids, seeds, pool, progress, None,
-                      warnings, warn, engine=engine)
+        return _grade(store, planned, list(arms), task_ids, seeds=seeds, pool=pool,
+                      progress=progress, command=None, warnings=warnings, warn=warn,
+                      options=GradeOptions(engine))
 
 
 def load_cell_task(cell: Cell, stored: StoredTask | None, warn: Warn
@@ -275,27 +281,24 @@ def make_executor(executor: str | Executor, workers: int | None) -> Executor:
 
 
 def _grade(store: Store, planned: Sequence[_Planned], arms: Sequence[str], tasks: Sequence[str],
-           seeds: int, pool: Executor, progress: bool, command: str | None,
-           warnings: list[str], warn: Warn, measure: bool = False,
-           engine: EngineName = DEFAULT_ENGINE) -> Summary:
-    """With `measure`, every replay graded also stores its cost (see `engine.cost`)."""
-    graded_before = store.graded_keys(engine=engine)
+           *, seeds: int, pool: Executor, progress: bool, command: str | None,
+           warnings: list[str], warn: Warn, options: GradeOptions) -> Summary:
+    """Grade every replay of `planned` not graded yet under `options`, into `store`."""
+    engine = options.engine
+    graded_before = store.graded_keys(engine=engine, every_batch=options.every_batch)
     units: dict[Key, Unit] = {}
-    scripts: dict[str, str] = {}
+    refs: dict[str, ArtifactRef] = {}
     for item in planned:
         artifact = item.cell.artifact
         if artifact is None:
             continue
-        if artifact not in scripts:
-            scripts[artifact] = store.artifact_sql(artifact)
+        if artifact not in refs:
+            refs[artifact] = store.artifact(artifact)
         for kind, seed in _points(item.spec, seeds):
-            project = item.cell.provenance.get("file") if item.cell.provenance.get(
-                "dbt_project") else None
-            unit = Unit(item.source, item.spec.digest, artifact, scripts[artifact], kind, seed,
-                        str(project) if project is not None else None, measure, engine)
-            units.setdefault(unit_key(unit), unit)
+            unit = Unit(item.source, item.spec.digest, refs[artifact], kind, seed, options)
+            units.setdefault(unit.key(), unit)
     pending = [u for k, u in units.items() if k not in graded_before]
-    pending.sort(key=lambda u: (u.task, u.artifact, u.schedule, u.seed))
+    pending.sort(key=lambda u: (u.task, u.artifact.digest, u.schedule, u.seed))
     skipped = len(units) - len(pending)
 
     run_id = store.start_run(pool.name, pool.workers, seeds, arms, tasks, command, engine)
@@ -338,8 +341,7 @@ def _grade(store: Store, planned: Sequence[_Planned], arms: Sequence[str], tasks
         warn(message)
     return Summary(store.path, run_id, pool.name, pool.workers, seeds,
                    _summarise(store, planned, arms, seeds, engine), len(units), graded, skipped,
-                   deaths,
-                   time.perf_counter() - start, warnings, engine)
+                   deaths, time.perf_counter() - start, warnings, engine)
 
 
 @dataclass
@@ -386,7 +388,7 @@ def _summarise(store: Store, planned: Sequence[_Planned], arms: Sequence[str], s
             scripts += 1
             got: dict[str, list[str]] = {}
             for kind, seed in _points(item.spec, seeds):
-                key = (item.spec.digest, kind, seed, item.cell.artifact, *versions)
+                key = Key(item.spec.digest, kind, seed, item.cell.artifact, *versions)
                 verdict = kinds.get(key)
                 if verdict is None:
                     ungraded += 1

@@ -1,4 +1,4 @@
-"""One SQL script graded on one task in worker processes, never in the grader's own.
+"""One artifact graded on one task in worker processes, never in the grader's own.
 
 In the grader's process the engine's bounds would hold but not the process's: a single huge
 value (`repeat('x', 2e9)`) allocated outside DuckDB's buffer manager takes a process past 4 GB.
@@ -20,16 +20,23 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from arrivalbench.core import plans
-from arrivalbench.core.artifacts import Artifact
+from arrivalbench.core.artifacts import (
+    TRAITS,
+    ArtifactRef,
+    kind_of,
+    load,
+    read,
+    startup_seconds,
+    traits,
+)
 from arrivalbench.core.containment import limit_self
-from arrivalbench.core.engine import EngineName, Limits, backend
-from arrivalbench.core.grading import Point, grade_plan
-from arrivalbench.core.task import TaskSpec, source_of
+from arrivalbench.core.engine import Failure, Limits, backend
+from arrivalbench.core.grading import GradeOptions, Point, StopCause, judge, stopped
+from arrivalbench.core.task import TaskSpec, load_spec, source_of
 from arrivalbench.core.values import JSON
 from arrivalbench.core.verdict import Verdict
 from arrivalbench.errors import WorkerError
 from arrivalbench.study.executors import (
-    DIED,
     LocalExecutor,
     ProtocolError,
     Result,
@@ -45,21 +52,14 @@ T = TypeVar("T")
 OnGraded = Callable[[int, Result, "dict[str, JSON] | None"], None]
 
 
-def grade_points(spec: TaskSpec, artifact: Artifact, points: Sequence[Point], limits: Limits,
-                 every_batch: bool, measure: bool, engine: EngineName, on_graded: OnGraded,
-                 workers: int | None = None) -> None:
+def grade_points(spec: TaskSpec, artifact: ArtifactRef, points: Sequence[Point], *,
+                 options: GradeOptions, on_graded: OnGraded, workers: int | None = None
+                 ) -> None:
     """Grade `artifact` at each point, one unit per point, calling `on_graded(index, result,
-    nondeterministic)` in this process as results arrive (in any order). A dbt project is
-    loaded again in each worker (a parse there), and its replays share the workers as a
-    script's do."""
-    from arrivalbench.core.artifacts.dbt import DbtProject
-
+    nondeterministic)` in this process as results arrive (in any order). Each worker loads
+    the artifact from its description (a project is parsed there once)."""
     task = source_of(spec)
-    dbt = artifact if isinstance(artifact, DbtProject) else None
-    units = [Unit(task, spec.digest, artifact.digest, artifact.text, p.schedule, p.seed,
-                  None if dbt is None else str(dbt.path), measure, engine, limits, every_batch,
-                  None if dbt is None else dbt.model, () if dbt is None else dbt.passed_env)
-             for p in points]
+    units = [Unit(task, spec.digest, artifact, p.schedule, p.seed, options) for p in points]
     index = {id(unit): i for i, unit in enumerate(units)}
 
     def arrived(batch: list[tuple[Unit, Any]]) -> None:
@@ -77,40 +77,31 @@ class PlanUnit:
 
     task: str
     task_digest: str
-    artifact: str
-    script: str
+    artifact: ArtifactRef
     plan: str  # the plan file's path, read by the worker as by this process
-    every_batch: bool
-    engine: EngineName
-    limits: Limits
+    options: GradeOptions
 
     def where(self) -> str:
         return f"grading {self.task} on plan {self.plan}"
 
     def seconds(self) -> float:
-        return self.limits.replay_seconds + MARGIN
+        limits = self.options.limits
+        return limits.replay_seconds + startup_seconds(self.artifact, limits) + MARGIN
 
     def died(self) -> Result:
-        return self._stopped("run", DIED)
+        return self._stopped("died")
 
     def timed_out(self) -> Result:
-        from arrivalbench.study.executors import TIMED_OUT
+        return self._stopped("timed_out")
 
-        return self._stopped("timeout", TIMED_OUT)
-
-    def _stopped(self, phase: str, message: str) -> Result:
+    def _stopped(self, cause: StopCause) -> Result:
         spec = unit_spec(self.task, self.task_digest)
-        sched = plans.load(spec, Path(self.plan))
-        detail: dict[str, JSON] = {"phase": phase, "batch": None, "statement": None,
-                                   "message": message}
-        engine = backend(self.engine)
-        return Result(Verdict(spec.id, spec.digest, sched.kind, sched.seed, sched.digest,
-                              self.artifact, "ERROR", detail, engine.NAME, engine.version()),
-                      0.0, 0.0)
+        return Result(stopped(spec, self.artifact.digest, plans.load(spec, Path(self.plan)),
+                              cause, options=self.options), 0.0, 0.0)
 
     def check(self, result: Result) -> None:
         v = result.verdict
-        if (v.task_digest, v.artifact) != (self.task_digest, self.artifact):
+        if (v.task_digest, v.artifact) != (self.task_digest, self.artifact.digest):
             raise ProtocolError(f"a worker answered task {v.task_digest[:15]}… artifact "
                                 f"{v.artifact[:15]}… for {self.where()}")
 
@@ -118,22 +109,48 @@ class PlanUnit:
 def replay_plan(unit: PlanUnit) -> Result:
     """The work of a `PlanUnit`, in a worker."""
     spec = unit_spec(unit.task, unit.task_digest)
-    verdict = grade_plan(spec, unit.script, Path(unit.plan), unit.limits, unit.every_batch,
-                         engine_name=unit.engine)
-    return Result(verdict, 0.0, 0.0, peak_rss())
+    artifact = load(unit.artifact, spec, limits=unit.options.limits)
+    graded = judge(spec, artifact, plans.load(spec, Path(unit.plan)), options=unit.options,
+                   plan=True)
+    return Result(graded.verdict, 0.0, 0.0, peak_rss())
 
 
-def grade_plan_file(spec: TaskSpec, artifact: str, script: str, plan: Path,
-                    limits: Limits, every_batch: bool, engine: EngineName) -> Verdict:
-    """`core.grading.grade_plan` in a worker process. The plan is checked here first, so that
-    a bad plan is a one-line error before any worker starts."""
-    plans.load(spec, plan)
-    unit = PlanUnit(source_of(spec), spec.digest, artifact, script, str(plan), every_batch,
-                    engine, limits)
+def grade_plan_file(spec: TaskSpec, artifact: ArtifactRef, plan: Path, *,
+                    options: GradeOptions) -> Verdict:
+    """The verdict of replaying the explicit plan in `plan`, in a worker process; the verdict
+    is filed under the schedule and seed the plan names (`plan` and 0 when it names none). The
+    plan is checked here first, against the artifact's statements where it counts them, so
+    that a bad plan is a one-line error before any worker starts."""
+    sched = plans.load(spec, plan)
+    if traits(artifact).statements:
+        try:
+            count: int | None = len(backend(options.engine).split(artifact.text))
+        except Failure:
+            count = None  # the replay reports the parse error as its ERROR
+        if count is not None:
+            plans.check_statements(sched, count, str(plan))
+    unit = PlanUnit(source_of(spec), spec.digest, artifact, str(plan), options)
     verdicts: list[Verdict] = []
     LocalExecutor(1, replay_plan).run(
         [unit], lambda batch: verdicts.extend(r.verdict for _, r in batch))
     return verdicts[0]
+
+
+def describe(path: Path, spec: TaskSpec, *, models: Sequence[str] = (),
+             passed_env: Sequence[str] = (), limits: Limits = Limits()) -> ArtifactRef:
+    """The description of the artifact at `path` for `spec`. A kind whose loading runs code
+    (a dbt project's parse and compile, whose SQL runs too) is read in a bounded child, like
+    its replays; a script is only read."""
+    kind = kind_of(path)
+    if kind is not None and TRAITS[kind].loads:
+        return bounded(_described, path, source_of(spec), tuple(models), tuple(passed_env),
+                       limits)
+    return read(path, spec, models=models, passed_env=passed_env, limits=limits).ref
+
+
+def _described(path: Path, task: str, models: tuple[str, ...], passed_env: tuple[str, ...],
+               limits: Limits) -> ArtifactRef:
+    return read(path, load_spec(task), models=models, passed_env=passed_env, limits=limits).ref
 
 
 def bounded(fn: Callable[..., T], *args: Any) -> T:

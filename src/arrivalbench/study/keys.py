@@ -1,12 +1,12 @@
 """The key of a stored verdict: what determines a replay's verdict bytes.
 
-(`task_digest`, `schedule`, `seed`, `artifact`, `engine_version`, `harness_version`). A key is
-graded once; a new harness or engine version makes a new key, so an old verdict is never
-reused by a grader that could decide differently.
+A key is graded once; a new harness or engine version makes a new key, so an old verdict is
+never reused by a grader that could decide differently.
 """
 
 from __future__ import annotations
 
+from dataclasses import astuple, dataclass
 from typing import TYPE_CHECKING
 
 from arrivalbench.core.engine import DEFAULT_ENGINE, ENGINES, EngineName, backend
@@ -15,9 +15,33 @@ from arrivalbench.core.version import harness_version
 if TYPE_CHECKING:
     from arrivalbench.core.verdict import Verdict
 
-# (task_digest, schedule, seed, artifact, engine_version, harness_version), its engine_version
-# written by `version_tag`.
-Key = tuple[str, str, int, str, str, str]
+
+
+@dataclass(frozen=True, order=True)
+class Key:
+    """What determines a verdict's bytes; ordered as the results file orders verdicts.
+    `engine_version` is written by `version_tag`."""
+
+    task_digest: str
+    schedule: str
+    seed: int
+    artifact: str
+    engine_version: str
+    harness_version: str
+
+    @property
+    def versions(self) -> tuple[str, str]:
+        """(engine_version, harness_version): the part an installation decides."""
+        return self.engine_version, self.harness_version
+
+    @property
+    def replay(self) -> tuple[str, str, int, str]:
+        """(task_digest, schedule, seed, artifact): the part a unit of work decides."""
+        return self.task_digest, self.schedule, self.seed, self.artifact
+
+    def row(self) -> list[object]:
+        """The key's columns, in the results file's order, for its statements."""
+        return list(astuple(self))
 
 
 def version_tag(engine: str, version: str) -> str:
@@ -39,8 +63,8 @@ def engine_label(tag: str) -> str:
 
 
 def key_of(verdict: Verdict) -> Key:
-    return (verdict.task_digest, verdict.schedule, verdict.seed, verdict.artifact,
-            version_tag(verdict.engine, verdict.engine_version), verdict.harness_version)
+    return Key(verdict.task_digest, verdict.schedule, verdict.seed, verdict.artifact,
+               version_tag(verdict.engine, verdict.engine_version), verdict.harness_version)
 
 
 def current_versions(engine: EngineName = DEFAULT_ENGINE) -> tuple[str, str]:

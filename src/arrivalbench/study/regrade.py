@@ -10,10 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arrivalbench import render
+from arrivalbench.core.artifacts import ArtifactRef
 from arrivalbench.core.engine import EngineName
+from arrivalbench.core.grading import GradeOptions
 from arrivalbench.core.task import TaskSpec
 from arrivalbench.errors import ArrivalBenchError
-from arrivalbench.study.executors import Executor, Result, Unit, unit_key
+from arrivalbench.study.executors import Executor, Result, Unit
 from arrivalbench.study.grid import Warn, load_cell_task, make_executor, stderr_warning
 from arrivalbench.study.keys import Key, current_versions
 from arrivalbench.study.store import DEFAULT_RESULTS, Cell, Store, StoredVerdict
@@ -27,6 +29,7 @@ class Mismatch:
     task: str
     stored: str
     now: str
+    record: str = "final"  # which of the key's records: the final table's, or every-batch
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,7 @@ class RegradeReport:
     nondeterministic: list[Mismatch] = field(default_factory=list)
 
 
-def regrade(results: Path | str = DEFAULT_RESULTS, sample: int | None = None,
+def regrade(results: Path | str = DEFAULT_RESULTS, *, sample: int | None = None,
             workers: int | None = None, executor: str | Executor = "local",
             progress: bool = True, warn: Warn = stderr_warning) -> RegradeReport:
     """Re-run stored replays and compare the verdict bytes with the stored ones.
@@ -68,20 +71,19 @@ def regrade(results: Path | str = DEFAULT_RESULTS, sample: int | None = None,
         stored = store.verdicts()
         current = _this_installation(stored, note)
         specs = _tasks(store, current, note)
-        candidates = [v for v in current if specs[v.key[0]] is not None]
+        candidates = [v for v in current if specs[v.key.task_digest] is not None]
+        refs = _artifacts(store, candidates, note)
+        reproducible = [v for v in candidates if v.key.artifact in refs]
+        candidates = reproducible
         if sample is not None and sample < len(candidates):
             candidates = sorted(random.Random(SAMPLE_SEED).sample(candidates, sample),
                                 key=lambda v: v.key)
-        scripts = {a: store.artifact_sql(a) for a in sorted({v.key[3] for v in candidates})}
-        # A dbt project's stored text is the SQL it compiled: replay the project itself.
-        projects = {c.artifact: str(c.provenance["file"]) for c in store.cells()
-                    if c.artifact is not None and c.provenance.get("dbt_project")}
         marked = store.nondeterministic()
-    units = [_unit(v, specs, scripts, projects) for v in candidates]
+    units = [_unit(v, specs, refs) for v in candidates]
     found = _rerun(pool, units, candidates, progress)
-    chance = [m for m in found if (m.key[0], m.key[3]) in marked]
-    mismatches = [m for m in found if (m.key[0], m.key[3]) not in marked]
-    skipped = len(stored) - len([v for v in current if specs.get(v.key[0]) is not None])
+    chance = [m for m in found if (m.key.task_digest, m.key.artifact) in marked]
+    mismatches = [m for m in found if (m.key.task_digest, m.key.artifact) not in marked]
+    skipped = len(stored) - len(reproducible)
     return RegradeReport(path, len(stored), len(units), mismatches, skipped,
                          time.perf_counter() - start, [v.key for v in candidates], warnings,
                          chance)
@@ -99,14 +101,14 @@ def _this_installation(stored: list[StoredVerdict], note: Warn) -> list[StoredVe
             versions[engine] = None
             note(f"{sum(v.engine == engine for v in stored)} verdicts were graded on {engine}, "
                  f"which cannot run here ({exc}); not regraded")
-    other = Counter((v.engine, v.key[4:]) for v in stored
-                    if versions[v.engine] not in (None, v.key[4:]))
+    other = Counter((v.engine, v.key.versions) for v in stored
+                    if versions[v.engine] not in (None, v.key.versions))
     for (engine, (version, harness)), count in sorted(other.items()):
         mine = versions[engine]
         assert mine is not None
         note(f"{count} verdicts were graded by {engine} {version} / arrivalbench {harness}, "
              f"not this installation's {mine[0]} / {mine[1]}; not regraded")
-    return [v for v in stored if versions[v.engine] == v.key[4:]]
+    return [v for v in stored if versions[v.engine] == v.key.versions]
 
 
 def _tasks(store: Store, verdicts: list[StoredVerdict], note: Warn
@@ -117,19 +119,36 @@ def _tasks(store: Store, verdicts: list[StoredVerdict], note: Warn
     by_id = {t.task: t for t in tasks.values()}
     specs: dict[str, tuple[TaskSpec, str] | None] = {}
     for v in verdicts:
-        if v.key[0] not in specs:
-            task = tasks.get(v.key[0]) or by_id.get(v.task)
-            specs[v.key[0]] = load_cell_task(Cell("", v.task, v.key[0], 0, None), task, note)
+        digest = v.key.task_digest
+        if digest not in specs:
+            task = tasks.get(digest) or by_id.get(v.task)
+            specs[digest] = load_cell_task(Cell("", v.task, digest, 0, None), task, note)
     return specs
 
 
+def _artifacts(store: Store, verdicts: list[StoredVerdict], note: Warn
+               ) -> dict[str, ArtifactRef]:
+    """The stored description of each artifact of `verdicts`; a warning for each that cannot
+    be rebuilt from the file (its verdicts are skipped)."""
+    refs: dict[str, ArtifactRef] = {}
+    for artifact in sorted({v.key.artifact for v in verdicts}):
+        try:
+            refs[artifact] = store.artifact(artifact)
+        except ArrivalBenchError as exc:
+            count = sum(v.key.artifact == artifact for v in verdicts)
+            note(f"{count} verdicts not regraded: {exc}")
+    return refs
+
+
 def _unit(v: StoredVerdict, specs: dict[str, tuple[TaskSpec, str] | None],
-          scripts: dict[str, str], projects: dict[str, str]) -> Unit:
-    found = specs[v.key[0]]
+          refs: dict[str, ArtifactRef]) -> Unit:
+    """The unit that grades `v` again: the final table's verdict, and the every-batch
+    check's too where it was stored."""
+    found = specs[v.key.task_digest]
     assert found is not None
     spec, source = found
-    return Unit(source, spec.digest, v.key[3], scripts[v.key[3]], v.key[1], v.key[2],
-                projects.get(v.key[3]), engine=v.engine)
+    return Unit(source, spec.digest, refs[v.key.artifact], v.key.schedule, v.key.seed,
+                GradeOptions(v.engine, every_batch=v.every_batch is not None))
 
 
 def _rerun(pool: Executor, units: list[Unit], stored: list[StoredVerdict], progress: bool
@@ -140,10 +159,16 @@ def _rerun(pool: Executor, units: list[Unit], stored: list[StoredVerdict], progr
     with render.progress(len(units), enabled=progress, label="regrading") as advance:
         def on_results(batch: list[tuple[Unit, Result]]) -> None:
             for unit, result in batch:
-                old = by_key[unit_key(unit)]
-                now = result.verdict.json()
+                old = by_key[unit.key()]
+                replayed = result.graded()
+                now = replayed.verdict.json()
                 if now != old.record:
                     mismatches.append(Mismatch(old.key, old.task, old.record, now))
+                checked = replayed.every_batch
+                if old.every_batch is not None and checked is not None and \
+                        checked.json() != old.every_batch:
+                    mismatches.append(Mismatch(old.key, old.task, old.every_batch,
+                                               checked.json(), "every-batch"))
                 advance(result.verdict.status)
 
         pool.run(units, on_results)

@@ -7,8 +7,11 @@ newer version is refused with a one-line error rather than misread.
 
 Versions: 1, the first; 2, a verdict's and a run's engine, and a cell's engine in its key;
 3, the run that stored each verdict (`verdicts.run_id`), which decides which of a key's
-verdicts is the newest. Every command that grades writes here, and
-`regrade` and the reports read only this file, so a study moves as one file.
+verdicts is the newest; 4, an artifact's kind and description (`artifacts.kind`, `project`,
+`models`, `passed_env`, and a project's files in `projects`), and the every-batch check's
+verdict beside the final table's (`verdicts.every_batch_verdict`, `every_batch_record`).
+Every command that grades writes here, and `regrade` and the reports read only this file, so a
+study moves as one file.
 
 Tables
 ------
@@ -27,9 +30,16 @@ Tables
     built-in id, or the folder's path for a user's task), title, mode, difficulty, the declared
     hazards and a JSON summary (negatives and the hazards each declares it fails). Reports and
     `regrade` need nothing but this file to know what a task declares.
-`artifacts (artifact, sql, idioms)`
-    Each script once, by `sha256:<hex>` of its text, with its idiom signature tags (sorted; NULL
-    when no idiom extractor was installed).
+`artifacts (artifact, sql, idioms, kind, project, models, passed_env)`
+    Each artifact once, by `sha256:<hex>` of its text, with its idiom signature tags (sorted;
+    NULL when no idiom extractor was installed) and its kind: `script` (`sql` is the script)
+    or `dbt` (`sql` is what the project compiled, under a line naming its files; `project` the
+    digest of those files, `models` the models graded, `passed_env` the names of the variables
+    it may read). A file migrated from version 3 marks its dbt artifacts but holds no files for
+    them: they cannot be regraded.
+`projects (project, origin, files)`
+    The files of each dbt project an artifact names, once by their digest (`origin` the folder
+    they were read from): a regrade runs the project as it was graded, wherever the file is.
 `cells (arm, task, task_digest, replicate, artifact, reason, provenance, engine)`
     One (arm, task, replicate) on one engine: the artifact it produced, or NULL with the reason
     it produced none. The same arm may hold cells on both engines (its gold differs by engine);
@@ -46,7 +56,10 @@ Tables
     graded twice. `record` is the canonical verdict JSON, the
     same bytes whatever the executor, worker count or order of work; `record_digest` is its
     SHA-256; `verdict` is PASS, FAIL or ERROR; `run_id` is the run that stored it (NULL when
-    a file migrated from version 2 had no run of the verdict's versions).
+    a file migrated from version 2 had no run of the verdict's versions). `record` is always
+    the verdict of the final table (the study's figures); when the replay was graded with the
+    every-batch check too (`run --every-batch`), that check's verdict is beside it in
+    `every_batch_verdict` and `every_batch_record` (NULL otherwise).
 `nondeterministic`
     Artifacts whose `snapshot` replay, run a second time in the same worker, gave a different
     final table (or error): their verdicts are stored but may not reproduce, and `regrade`
@@ -79,7 +92,7 @@ from __future__ import annotations
 
 import duckdb
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 CELLS_DDL = """
 CREATE TABLE IF NOT EXISTS cells (
@@ -129,9 +142,18 @@ CREATE TABLE IF NOT EXISTS tasks (
     summary     JSON NOT NULL              -- negatives and what each declares it fails, ...
 );
 CREATE TABLE IF NOT EXISTS artifacts (
-    artifact VARCHAR PRIMARY KEY,          -- sha256:<hex> of the script text
-    sql      VARCHAR NOT NULL,
-    idioms   VARCHAR[]                     -- idiom signature tags, sorted
+    artifact   VARCHAR PRIMARY KEY,        -- sha256:<hex> of the text
+    sql        VARCHAR NOT NULL,           -- the script, or the SQL a dbt project compiled
+    idioms     VARCHAR[],                  -- idiom signature tags, sorted
+    kind       VARCHAR NOT NULL DEFAULT 'script',  -- script | dbt
+    project    VARCHAR,                    -- dbt: the digest of its files (table projects)
+    models     VARCHAR[],                  -- dbt: the models graded, one per target
+    passed_env VARCHAR[]                   -- dbt: the variables it may read, by name
+);
+CREATE TABLE IF NOT EXISTS projects (
+    project VARCHAR PRIMARY KEY,           -- the digest of the files (and the dbt versions)
+    origin  VARCHAR NOT NULL,              -- the folder they were read from
+    files   STRUCT(path VARCHAR, data BLOB)[] NOT NULL
 );
 """ + CELLS_DDL + """
 CREATE TABLE IF NOT EXISTS verdicts (
@@ -147,6 +169,8 @@ CREATE TABLE IF NOT EXISTS verdicts (
     record_digest   VARCHAR NOT NULL,
     engine          VARCHAR DEFAULT 'duckdb',
     run_id          INTEGER,               -- the run that stored it
+    every_batch_verdict VARCHAR,           -- the every-batch check's, when it ran
+    every_batch_record  VARCHAR,
     PRIMARY KEY (task_digest, schedule, seed, artifact, engine_version, harness_version)
 );
 CREATE TABLE IF NOT EXISTS nondeterministic (  -- artifacts whose snapshot replayed differently
@@ -252,6 +276,21 @@ WHERE v.run_id IS NULL;
 """
 
 
+# Version 3 -> 4: an artifact's kind and description, and the every-batch verdict. A file of
+# version 3 told a dbt artifact only by its cells' provenance, and kept no files for it.
+_ARTIFACT_KINDS = """
+ALTER TABLE artifacts ADD COLUMN IF NOT EXISTS kind VARCHAR DEFAULT 'script';
+ALTER TABLE artifacts ADD COLUMN IF NOT EXISTS project VARCHAR;
+ALTER TABLE artifacts ADD COLUMN IF NOT EXISTS models VARCHAR[];
+ALTER TABLE artifacts ADD COLUMN IF NOT EXISTS passed_env VARCHAR[];
+UPDATE artifacts a SET kind = 'dbt' WHERE EXISTS (
+    SELECT 1 FROM cells c WHERE c.artifact = a.artifact
+    AND json_extract(c.provenance, '$.dbt_project')::BOOLEAN);
+ALTER TABLE verdicts ADD COLUMN IF NOT EXISTS every_batch_verdict VARCHAR;
+ALTER TABLE verdicts ADD COLUMN IF NOT EXISTS every_batch_record VARCHAR;
+"""
+
+
 def _has_column(con: duckdb.DuckDBPyConnection, table: str, column: str) -> bool:
     found = con.execute(
         "SELECT count(*) FROM information_schema.columns WHERE table_schema = 'main' AND "
@@ -269,9 +308,13 @@ def _to_3(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(_RUN_OF_VERDICT)
 
 
+def _to_4(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(_ARTIFACT_KINDS)
+
+
 # MIGRATIONS[v] brings a file of version v to v + 1; each is safe to run on a file that
 # already has what it adds (files of version 1 were written with and without engine columns).
-MIGRATIONS = {1: _to_2, 2: _to_3}
+MIGRATIONS = {1: _to_2, 2: _to_3, 3: _to_4}
 assert sorted(MIGRATIONS) == list(range(1, SCHEMA_VERSION)), "a migration per version"
 
 

@@ -22,19 +22,14 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
+from arrivalbench.core.artifacts import ArtifactRef
 from arrivalbench.core.engine import DEFAULT_ENGINE, ENGINES, EngineName, check_engine
 from arrivalbench.core.engine.cost import Cost
 from arrivalbench.core.task import Budget
 from arrivalbench.core.values import JSON, canonical_json, digest
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.study import schema
-
-# `as` re-exports Key, current_versions and key_of for study/executors.py, which imported them
-# from here before `keys` existed.
-from arrivalbench.study.keys import Key as Key
-from arrivalbench.study.keys import current_versions as current_versions
-from arrivalbench.study.keys import engine_of
-from arrivalbench.study.keys import key_of as key_of
+from arrivalbench.study.keys import Key, current_versions, engine_of, key_of
 
 if TYPE_CHECKING:
     from arrivalbench.core.task import TaskSpec
@@ -68,13 +63,15 @@ class Turn:
 
 
 @dataclass(frozen=True)
-class Graded:
-    """A verdict to store, with the timings of the replay that produced it."""
+class Replayed:
+    """A verdict to store (the final table's), with the timings and cost of the replay that
+    produced it and, when the every-batch check ran, that check's verdict beside it."""
 
     verdict: Verdict
     wall_seconds: float
     engine_seconds: float
     cost: Cost | None = None
+    every_batch: Verdict | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +82,7 @@ class StoredVerdict:
     record: str
     engine: EngineName = DEFAULT_ENGINE
     run_id: int | None = None  # the run that stored it (None: unknown, see `schema`)
+    every_batch: str | None = None  # the every-batch check's record, when it ran
 
 
 @dataclass(frozen=True)
@@ -178,15 +176,40 @@ class Store:
 
     # -- artifacts and cells ---------------------------------------------------------------------
 
-    def add_artifact(self, sql: str, idioms: list[str] | None = None) -> str:
-        """Store a script once by digest; returns the digest. Idiom tags given later fill in
-        tags that were missing (NULL) and never replace stored ones."""
-        key = digest(sql)
-        self.con.execute(
-            "INSERT INTO artifacts VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET "
-            "idioms = COALESCE(artifacts.idioms, excluded.idioms)",
-            [key, sql, sorted(idioms) if idioms is not None else None])
+    def add_artifact(self, ref: ArtifactRef, idioms: list[str] | None = None) -> str:
+        """Store an artifact once by digest, with a project's files once by their digest;
+        returns the artifact digest. Idiom tags given later fill in tags that were missing
+        (NULL) and never replace stored ones."""
+        key = ref.digest
+        with self._transaction():
+            if ref.project is not None:
+                self.con.execute(
+                    "INSERT INTO projects VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                    [ref.project, ref.origin,
+                     [{"path": rel, "data": data} for rel, data in ref.files]])
+            self.con.execute(
+                "INSERT INTO artifacts VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+                "idioms = COALESCE(artifacts.idioms, excluded.idioms)",
+                [key, ref.text, sorted(idioms) if idioms is not None else None, ref.kind,
+                 ref.project, list(ref.models), list(ref.passed_env)])
         return key
+
+    def artifact(self, artifact: str) -> ArtifactRef:
+        """The stored description of `artifact`, content and all. A project whose files this
+        file does not hold (one stored before they were) is a one-line error."""
+        found = self.con.execute(
+            "SELECT a.sql, a.kind, a.project, a.models, a.passed_env, p.origin, p.files, "
+            "a.project IS NULL OR p.project IS NOT NULL FROM artifacts a LEFT JOIN projects p "
+            "ON p.project = a.project WHERE a.artifact = ?", [artifact]).fetchone()
+        if found is None:
+            raise ArrivalBenchError(f"{self.path}: artifact {artifact} is not stored")
+        text, kind, project, models, passed_env, origin, files, whole = found
+        if not whole or (kind != "script" and project is None):
+            raise ArrivalBenchError(f"{self.path}: artifact {artifact} is a {kind} artifact "
+                                    "whose files this results file does not hold (it was "
+                                    "stored by an older arrivalbench); grade it again")
+        return ArtifactRef(kind, text, tuple((f["path"], bytes(f["data"])) for f in files or ()),
+                           project, tuple(models or ()), tuple(passed_env or ()), origin or "")
 
     def add_cell(self, cell: Cell) -> None:
         """Insert or replace the cell (a regenerated replicate replaces the earlier one)."""
@@ -307,26 +330,36 @@ class Store:
 
     # -- verdicts --------------------------------------------------------------------------------
 
-    def add_verdicts(self, graded: Iterable[Graded], run_id: int) -> int:
-        """Store verdicts and their timings in one transaction; a key already stored keeps its
-        first verdict (and gets no second timing). Returns how many were new."""
+    def add_verdicts(self, replayed: Iterable[Replayed], run_id: int) -> int:
+        """Store verdicts and their timings in one transaction. A key already stored keeps its
+        first verdict (and gets no second timing); one stored without the every-batch check
+        gains that check's verdict. Returns how many were new, or newly checked."""
         added = 0
         with self._transaction():
-            for g in graded:
-                v = g.verdict
+            for g in replayed:
+                v, extra = g.verdict, g.every_batch
                 record = v.json()
-                row = self.con.execute(
+                key = key_of(v).row()
+                checked = (None, None) if extra is None else (extra.status, extra.json())
+                new = self.con.execute(
                     "INSERT INTO verdicts (task_digest, schedule, seed, artifact, "
                     "engine_version, harness_version, task, verdict, record, record_digest, "
-                    "engine, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "engine, run_id, every_batch_verdict, every_batch_record) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT DO NOTHING RETURNING 1",
-                    [*key_of(v), v.task, v.status, record, digest(record),
-                     v.engine, run_id]).fetchall()
-                if row:
-                    added += 1
+                    [*key, v.task, v.status, record, digest(record), v.engine, run_id,
+                     *checked]).fetchall()
+                if new:
                     self.con.execute("INSERT INTO timings VALUES (?, ?, ?, ?, ?, ?, ?)",
                                      [v.task_digest, v.schedule, v.seed, v.artifact, run_id,
                                       g.wall_seconds, g.engine_seconds])
+                elif extra is not None:
+                    new = self.con.execute(
+                        "UPDATE verdicts SET every_batch_verdict = ?, every_batch_record = ? "
+                        "WHERE (task_digest, schedule, seed, artifact, engine_version, "
+                        "harness_version) = (?, ?, ?, ?, ?, ?) AND every_batch_record IS NULL "
+                        "RETURNING 1", [*checked, *key]).fetchall()
+                added += bool(new)
                 if g.cost is not None:
                     self._add_cost(v, g.cost)
         return added
@@ -334,7 +367,7 @@ class Store:
     def mark_nondeterministic(self, verdict: Verdict, detail: str) -> None:
         """The artifact's snapshot gave another final table when replayed again."""
         self.con.execute("INSERT OR REPLACE INTO nondeterministic VALUES (?, ?, ?, ?, ?)",
-                         [verdict.task_digest, verdict.artifact, key_of(verdict)[4],
+                         [verdict.task_digest, verdict.artifact, key_of(verdict).engine_version,
                           verdict.harness_version, detail])
 
     def nondeterministic(self) -> set[tuple[str, str]]:
@@ -346,7 +379,7 @@ class Store:
         # Only with a new verdict: a key is graded once, so is its cost.
         self.con.execute(
             "INSERT INTO costs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-            [*key_of(v), cost.rows_read, cost.rows_written, cost.records,
+            [*key_of(v).row(), cost.rows_read, cost.rows_written, cost.records,
              cost.read_amplification, cost.unprofiled])
 
     def costs(self) -> dict[Key, Cost]:
@@ -354,20 +387,23 @@ class Store:
         rows = self.con.execute(
             "SELECT task_digest, schedule, seed, artifact, engine_version, harness_version, "
             "rows_read, rows_written, records, unprofiled FROM costs").fetchall()
-        return {(d, s, int(seed), a, e, h): Cost(int(r), int(w), int(n), int(u))
+        return {Key(d, s, int(seed), a, e, h): Cost(int(r), int(w), int(n), int(u))
                 for d, s, seed, a, e, h, r, w, n, u in rows}
 
     def graded_keys(self, engine_version: str | None = None,
                     harness_version: str | None = None,
-                    engine: EngineName = DEFAULT_ENGINE) -> set[Key]:
+                    engine: EngineName = DEFAULT_ENGINE, every_batch: bool = False) -> set[Key]:
         """Keys already graded, by default those of this installation's versions on `engine`
-        (`engine_version` as a key holds it, see `version_tag`)."""
+        (`engine_version` as a key holds it, see `version_tag`); with `every_batch`, only
+        those graded with the every-batch check too."""
         current = current_versions(engine)
         rows = self.con.execute(
             "SELECT task_digest, schedule, seed, artifact, engine_version, harness_version "
-            "FROM verdicts WHERE engine_version = ? AND harness_version = ?",
-            [engine_version or current[0], harness_version or current[1]]).fetchall()
-        return {(d, s, int(seed), a, e, h) for d, s, seed, a, e, h in rows}
+            "FROM verdicts WHERE engine_version = ? AND harness_version = ? "
+            "AND (NOT ? OR every_batch_record IS NOT NULL)",
+            [engine_version or current[0], harness_version or current[1],
+             every_batch]).fetchall()
+        return {Key(d, s, int(seed), a, e, h) for d, s, seed, a, e, h in rows}
 
     def verdict_kinds(self, engine: EngineName = DEFAULT_ENGINE) -> dict[Key, str]:
         """PASS / FAIL / ERROR for every key of this installation's versions on `engine`."""
@@ -375,21 +411,22 @@ class Store:
             "SELECT task_digest, schedule, seed, artifact, engine_version, harness_version, "
             "verdict FROM verdicts WHERE engine_version = ? AND harness_version = ?",
             list(current_versions(engine))).fetchall()
-        return {(d, s, int(seed), a, e, h): k for d, s, seed, a, e, h, k in rows}
+        return {Key(d, s, int(seed), a, e, h): k for d, s, seed, a, e, h, k in rows}
 
     def verdicts(self, arms: Sequence[str] | None = None) -> list[StoredVerdict]:
         """Every stored verdict (with `arms`, of the artifacts of those arms' cells), in key
         order."""
         rows = self.con.execute(
             "SELECT task_digest, schedule, seed, artifact, engine_version, harness_version, "
-            "task, verdict, record, engine, run_id FROM verdicts v WHERE $1 IS NULL OR EXISTS "
+            "task, verdict, record, engine, run_id, every_batch_record FROM verdicts v "
+            "WHERE $1 IS NULL OR EXISTS "
             "(SELECT 1 FROM cells c WHERE list_contains($1, c.arm) AND c.artifact = v.artifact "
             "AND c.task_digest = v.task_digest) ORDER BY task_digest, schedule, seed, "
             "artifact, engine_version, harness_version",
             [None if arms is None else list(arms)]).fetchall()
-        return [StoredVerdict((d, s, int(seed), a, e, h), t, k, r,
-                              check_engine(engine) if engine else engine_of(e), run)
-                for d, s, seed, a, e, h, t, k, r, engine, run in rows]
+        return [StoredVerdict(Key(d, s, int(seed), a, e, h), t, k, r,
+                              check_engine(engine) if engine else engine_of(e), run, every)
+                for d, s, seed, a, e, h, t, k, r, engine, run, every in rows]
 
     # -- explain --results -----------------------------------------------------------------------
 

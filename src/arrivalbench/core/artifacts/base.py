@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from arrivalbench.core.artifacts.ref import ArtifactRef
     from arrivalbench.core.engine import Database
     from arrivalbench.core.schedules import Batch
 
@@ -27,6 +28,10 @@ class Artifact(Protocol):
     @property
     def text(self) -> str:
         """The SQL stored for it and read for idiom tags."""
+
+    @property
+    def ref(self) -> ArtifactRef:
+        """The artifact as data: what crosses layers and processes."""
 
     def start(self, db: Database) -> Run:
         """Prepare one replay in `db`; raises `engine.Failure` if it cannot run at all."""

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arrivalbench.core.artifacts.base import Run
+from arrivalbench.core.artifacts.ref import ArtifactRef, script_ref
 from arrivalbench.core.textfile import read_text
 from arrivalbench.core.values import digest
 from arrivalbench.errors import ScriptError
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Script:
     sql: str
+    origin: str = field(default="", compare=False)  # where it was read, for messages
 
     @property
     def digest(self) -> str:
@@ -27,6 +29,10 @@ class Script:
     @property
     def text(self) -> str:
         return self.sql
+
+    @property
+    def ref(self) -> ArtifactRef:
+        return script_ref(self.sql, self.origin)
 
     def start(self, db: Database) -> Run:
         statements = db.split(self.sql)  # a script that does not parse fails its first batch

@@ -1,7 +1,8 @@
 """Executors: where replays run. The parent process plans, dispatches and stores; workers only
 compute, so every verdict is written by one process in small transactions as it arrives.
 
-A work unit is one replay: (task, artifact, schedule, seed, engine), in `unit`. Its verdict is
+A work unit is one replay: (task, artifact, schedule, seed, options), in `unit`; the artifact
+travels as its description (`core.artifacts.ArtifactRef`), content and all. Its verdict is
 a pure function of the unit, so the bytes are the same whatever the executor, the worker count
 or the order of work. Workers keep each task's log, reference result and schedules cached
 between units, and the executors hand a worker the units of the task it already holds for as
@@ -23,9 +24,7 @@ from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.study.executors.local import LocalExecutor
 from arrivalbench.study.executors.ray_tasks import RayExecutor
 from arrivalbench.study.executors.unit import (
-    DIED,
     TICK,
-    TIMED_OUT,
     Answer,
     HarnessError,
     J,
@@ -36,21 +35,16 @@ from arrivalbench.study.executors.unit import (
     Stats,
     Unit,
     Work,
-    check_key,
     compute,
     death_cause,
-    died,
     peak_rss,
     raised,
-    stopped,
-    unit_key,
     unit_spec,
 )
 
-__all__ = ["DIED", "EXECUTORS", "TICK", "TIMED_OUT", "Answer", "Executor", "HarnessError", "Job",
-           "LocalExecutor", "OnResults", "ProtocolError", "RayExecutor", "Result", "Stats",
-           "Unit", "Work", "check_key", "compute", "death_cause", "died", "make", "peak_rss",
-           "raised", "stopped", "unit_key", "unit_spec"]
+__all__ = ["EXECUTORS", "TICK", "Answer", "Executor", "HarnessError", "Job", "LocalExecutor",
+           "OnResults", "ProtocolError", "RayExecutor", "Result", "Stats", "Unit", "Work",
+           "compute", "death_cause", "make", "peak_rss", "raised", "unit_spec"]
 
 EXECUTORS = ("local", "ray")
 

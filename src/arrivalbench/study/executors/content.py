@@ -1,18 +1,18 @@
 """What a unit's worker reads, carried as content: a cluster's nodes share no filesystem.
 
-A unit names its task by a source (a built-in id or a folder) and a dbt project by a folder,
-both on the driver's disk. The Ray executor reads each task's and each project's files once
-into a `Bundle`, puts it in Ray's object store under the digest the results already use (the
-task digest, the artifact digest), and a worker writes the bundle it needs into its own
-scratch folder, once per process, before grading from there. A built-in task is taken from
-the worker's installed package when it is the same task (same digest), and from its bundle
-otherwise. The local executor keeps paths: its workers share the driver's disk.
+A unit names its task by a source (a built-in id or a folder) on the driver's disk; its
+artifact travels as content already (`core.artifacts.ArtifactRef`). The Ray executor reads each
+task's files once into a `Bundle`, puts it in Ray's object store under the task digest, and a
+worker writes the bundle it needs into its own scratch folder, once per process, before
+grading from there. A built-in task is taken from the worker's installed package when it is
+the same task (same digest), and from its bundle otherwise. The local executor keeps paths:
+its workers share the driver's disk.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from typing import Any
 from arrivalbench.core import containment
 from arrivalbench.core.task import load_spec
 from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.study.executors.unit import J, Job
 
 SCRATCH_ROOT = "arrivalbench-content"  # under the temporary folder; swept when owners die
 
@@ -52,31 +53,14 @@ def task_bundle(folder: Path) -> Bundle:
     return Bundle(folder.name, tuple(files))
 
 
-def project_bundle(folder: Path) -> Bundle:
-    """The files a dbt project is digested by (`core.artifacts.dbt.files.walk`), no more."""
-    from arrivalbench.core.artifacts.dbt.files import walk
-
-    return Bundle(folder.name, tuple((rel, (folder / rel).read_bytes()) for rel in walk(folder)))
-
-
-def fields(unit: Any) -> tuple[str | None, str | None]:
-    """The task source and the dbt project folder a unit names (None where it names none)."""
-    return getattr(unit, "task", None), getattr(unit, "project", None)
-
-
-def bundles(units: Any) -> dict[str, Bundle]:
-    """Each distinct task and dbt project of `units`, read once, by the digest the results
-    use: a task by its task digest, a project by its artifact digest. Every unit is a
-    dataclass with `task` and `task_digest`, and optionally `project` and `artifact`."""
+def bundles(units: Sequence[Job[Any]]) -> dict[str, Bundle]:
+    """Each distinct task of `units`, read once, by its task digest."""
     from arrivalbench.core.task.resolution import resolve
 
     found: dict[str, Bundle] = {}
     for unit in units:
-        task, project = fields(unit)
-        if task is not None and unit.task_digest not in found:
-            found[unit.task_digest] = task_bundle(resolve(task))
-        if project is not None and unit.artifact not in found:
-            found[unit.artifact] = project_bundle(Path(project).resolve())
+        if unit.task_digest not in found:
+            found[unit.task_digest] = task_bundle(resolve(unit.task))
     return found
 
 
@@ -126,18 +110,13 @@ def _builtin_matches(task: str, digest: str) -> bool:
     return _builtin[(task, digest)]
 
 
-def localize(unit: Any, fetch: Any, refs: Mapping[str, Any]) -> Any:
-    """`unit` with its task and dbt project read from this worker's scratch: each bundle
-    fetched (`fetch(ref)`) and written once per process. A built-in task this installation
-    holds as the driver does stays as it is."""
-    task, project = fields(unit)
-    changes: dict[str, str] = {}
-    if task is not None and unit.task_digest in refs and not _builtin_matches(
-            task, unit.task_digest):
-        changes["task"] = str(_local(unit.task_digest, fetch, refs))
-    if project is not None and unit.artifact in refs:
-        changes["project"] = str(_local(unit.artifact, fetch, refs))
-    return dataclasses.replace(unit, **changes) if changes else unit
+def localize(unit: J, fetch: Any, refs: Mapping[str, Any]) -> J:
+    """`unit` with its task read from this worker's scratch: each bundle fetched (`fetch(ref)`)
+    and written once per process. A built-in task this installation holds as the driver does
+    stays as it is."""
+    if unit.task_digest not in refs or _builtin_matches(unit.task, unit.task_digest):
+        return unit
+    return dataclasses.replace(unit, task=str(_local(unit.task_digest, fetch, refs)))  # type: ignore[type-var]
 
 
 def _local(digest: str, fetch: Any, refs: Mapping[str, Any]) -> Path:

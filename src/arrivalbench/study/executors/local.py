@@ -121,14 +121,13 @@ class _LocalRun:
                 worker.send(index, self.units[index])
 
     def overdue(self) -> None:
-        """Kill every worker whose started unit outlived its wall-clock bound (a unit without
-        `seconds` has none): a replay stuck where the worker's own bounds cannot reach it."""
+        """Kill every worker whose started unit outlived its wall-clock bound: a replay stuck
+        where the worker's own bounds cannot reach it."""
         now = time.monotonic()
         for worker in self.pool:
             if worker.started is None or worker.killed:
                 continue
-            seconds = getattr(self.units[worker.started], "seconds", None)
-            if seconds is not None and now - worker.since > seconds():
+            if now - worker.since > self.units[worker.started].seconds():
                 worker.killed = True
                 worker.process.kill()
 
@@ -162,8 +161,7 @@ class _LocalRun:
         stats = self.executor.stats
         if culprit is not None:
             unit = self.units[culprit]
-            timed_out = getattr(unit, "timed_out", None) if worker.killed else None
-            batch.append((unit, timed_out() if timed_out is not None else unit.died()))
+            batch.append((unit, unit.timed_out() if worker.killed else unit.died()))
             stats.deaths += 1
             stats.causes.append("timeout" if worker.killed
                                 else death_cause(worker.process.exitcode))

@@ -2,10 +2,10 @@
 whose worker died, or in which a unit raised, is run again one unit per Ray task, so that the
 death or the error is told of the unit that caused it, never of the chunk's first unit.
 
-Nodes share no filesystem: each task's and each dbt project's files go into Ray's object store
-once, and a worker grades from its own copy (`content`). Before anything is scheduled, every
-node is asked which arrivalbench and DuckDB it runs; a node that differs from this process is
-bad input, named in one line.
+Nodes share no filesystem: each task's files go into Ray's object store once, and a worker
+grades from its own copy (`content`); an artifact travels as its own content. Before anything
+is scheduled, every node is asked which arrivalbench and DuckDB it runs; a node that differs
+from this process is bad input, named in one line.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from arrivalbench.study.executors.unit import (
     Job,
     OnResults,
     Stats,
-    Unit,
     Work,
     by_task,
     compute,
@@ -154,16 +153,14 @@ class RayExecutor:
 
     def _run(self, ray: Any, units: Sequence[J], on_results: OnResults[J]) -> None:
         remote = ray.remote(num_cpus=1, max_retries=0)(_ray_chunk)
-        if isinstance(units[0], Unit):  # a dead worker's verdict needs the task, here
-            for task in {(u.task, u.task_digest) for u in units}:
-                with contextlib.suppress(ArrivalBenchError):  # told of its unit, by a worker
-                    unit_spec(*task)
+        for task in {(u.task, u.task_digest) for u in units}:  # a dead worker's verdict needs
+            with contextlib.suppress(ArrivalBenchError):  # its task here; told of by a worker
+                unit_spec(*task)
         # Read now, once: the folders may be gone by the time a worker needs them.
         refs = {digest: ray.put(bundle) for digest, bundle in content.bundles(units).items()}
 
         def needed(chunk: list[int]) -> dict[str, Any]:
-            keys = {units[chunk[0]].task_digest} | {getattr(units[i], "artifact", "")
-                                                   for i in chunk}
+            keys = {units[i].task_digest for i in chunk}
             return {k: refs[k] for k in keys if k in refs}
 
         crashed = (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError,

@@ -10,19 +10,17 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from arrivalbench.core.artifacts import Artifact
-from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Limits, Phase, backend
+from arrivalbench.core.artifacts import ArtifactRef, load, startup_seconds
 from arrivalbench.core.engine.cost import Cost
-from arrivalbench.core.grading import Point, grade_point, schedule
+from arrivalbench.core.grading import GradeOptions, Point, StopCause, grade, schedule, stopped
 from arrivalbench.core.task import TaskSpec, load_spec
 from arrivalbench.core.values import canonical_json
 from arrivalbench.core.verdict import Verdict
 from arrivalbench.errors import ArrivalBenchError, WorkerError
 from arrivalbench.study.keys import Key, current_versions, key_of
-from arrivalbench.study.store import Graded
+from arrivalbench.study.store import Replayed
 
 
 @dataclass(frozen=True)
@@ -32,42 +30,59 @@ class Unit:
 
     task: str
     task_digest: str
-    artifact: str
-    script: str
+    artifact: ArtifactRef
     schedule: str
     seed: int
-    project: str | None = None  # a dbt project folder; `script` is then the SQL it compiled
-    measure: bool = False  # also measure the replay's cost
-    engine: EngineName = DEFAULT_ENGINE  # the engine the artifact runs on
-    limits: Limits = Limits()  # not part of the verdict's key: the harness's configuration
-    every_batch: bool = False  # also compare the target after every completed run
-    select: str | None = None  # the dbt model graded as the target (default: named after it)
-    passed_env: tuple[str, ...] = ()  # variables of the grader's environment the project reads
+    options: GradeOptions = GradeOptions()
 
     def where(self) -> str:
         return f"grading {self.task} {self.schedule} seed {self.seed}"
 
     def died(self) -> Result:
-        return stopped(self, "run", DIED)
+        return self._stopped("died")
 
     def timed_out(self) -> Result:
-        return stopped(self, "timeout", TIMED_OUT)
+        return self._stopped("timed_out")
+
+    def _stopped(self, cause: StopCause) -> Result:
+        spec = unit_spec(self.task, self.task_digest)
+        verdict = stopped(spec, self.artifact.digest, schedule(spec, self.schedule, self.seed),
+                          cause, options=self.options)
+        return Result(verdict, 0.0, 0.0)
 
     def seconds(self) -> float:
         """How long the unit's worker may take before the parent kills it: each replay's
-        bound (a snapshot is replayed twice), a dbt project's load, and a margin within which
+        bound (a snapshot is replayed twice), loading the artifact, and a margin within which
         the worker's own bounds answer first, with their own message."""
+        limits = self.options.limits
         replays = 2 if self.schedule == "snapshot" else 1
-        load = self.limits.load_seconds if self.project is not None else 0.0
-        return replays * self.limits.replay_seconds + load + MARGIN
+        return replays * limits.replay_seconds + startup_seconds(self.artifact, limits) + MARGIN
+
+    def key(self) -> Key:
+        """The key the verdict of this unit is stored under by this installation."""
+        return Key(self.task_digest, self.schedule, self.seed, self.artifact.digest,
+                   *current_versions(self.options.engine))
 
     def check(self, result: Result) -> None:
-        check_key(self, result)
+        """A worker of another harness or engine version would store keys the run never asked
+        for."""
+        got = key_of(result.verdict)
+        want = self.key()
+        if got.replay != want.replay:
+            raise ProtocolError(f"a worker answered {got.replay} for {want.replay}")
+        if got.versions != want.versions:
+            raise HarnessError(f"a worker grades on {self.options.engine} version "
+                               f"{got.engine_version!r} with arrivalbench "
+                               f"{got.harness_version}, this process on "
+                               f"{want.engine_version!r} with {want.harness_version}; install "
+                               "the same versions on every node")
 
 
 @dataclass(frozen=True)
 class Result:
-    """What a worker sends back: the verdict, its timings, and the worker's peak memory."""
+    """What a worker sends back: the verdict under the unit's options, its timings, the
+    worker's peak memory and, when the every-batch check ran, the verdict of the final table
+    alone."""
 
     verdict: Verdict
     wall_seconds: float
@@ -75,9 +90,15 @@ class Result:
     peak_rss: int = 0  # bytes, of the worker process so far
     nondeterministic: str | None = None  # snapshot only: what a second replay changed (JSON)
     cost: Cost | None = None
+    final: Verdict | None = None
 
-    def graded(self) -> Graded:
-        return Graded(self.verdict, self.wall_seconds, self.engine_seconds, self.cost)
+    def graded(self) -> Replayed:
+        """What the results file keeps: the final-state verdict, and the every-batch one
+        beside it when it was checked."""
+        if self.final is None:
+            return Replayed(self.verdict, self.wall_seconds, self.engine_seconds, self.cost)
+        return Replayed(self.final, self.wall_seconds, self.engine_seconds, self.cost,
+                      self.verdict)
 
 
 class Answer(Protocol):
@@ -92,9 +113,10 @@ R = TypeVar("R", bound=Answer)
 
 class Job(Protocol[R]):
     """What an executor needs of a unit of work: the task it belongs to (a worker keeps to one
-    task while it has units), where it stands in an error message, the result that stands
-    for it when its worker dies under it, and a check that a result answers it (raises
-    `HarnessError`)."""
+    task while it has units, and a worker elsewhere is sent the task's files), where it stands
+    in an error message, how long its worker may take, the results that stand for it when its
+    worker dies under it or is killed at that bound, and a check that a result answers it
+    (raises `HarnessError`)."""
 
     @property
     def task(self) -> str: ...
@@ -104,7 +126,11 @@ class Job(Protocol[R]):
 
     def where(self) -> str: ...
 
+    def seconds(self) -> float: ...
+
     def died(self) -> R: ...
+
+    def timed_out(self) -> R: ...
 
     def check(self, result: R) -> None: ...
 
@@ -166,51 +192,16 @@ def compute(unit: Unit) -> Result:
     """Grade one unit: schedule, replay, oracle. The default work of every executor."""
     spec = unit_spec(unit.task, unit.task_digest)
     start = time.perf_counter()
-    artifact = _artifact(unit, spec)
+    artifact = load(unit.artifact, spec, limits=unit.options.limits)
     # On snapshot, once per artifact, one more replay for the nondeterminism check.
-    graded = grade_point(spec, artifact, Point(unit.schedule, unit.seed), unit.limits,
-                         every_batch=unit.every_batch, measure=unit.measure,
-                         engine_name=unit.engine)
-    outcome, found = graded.outcome, graded.nondeterministic
-    wall = time.perf_counter() - start
-    return Result(graded.verdict, wall, outcome.engine_seconds, peak_rss(),
-                  None if found is None else canonical_json(found), outcome.cost)
+    [graded] = grade(spec, artifact, [Point(unit.schedule, unit.seed)], options=unit.options)
+    found = graded.nondeterministic
+    return Result(graded.verdict, time.perf_counter() - start, graded.outcome.engine_seconds,
+                  peak_rss(), None if found is None else canonical_json(found),
+                  graded.outcome.cost, graded.final if unit.options.every_batch else None)
 
 
-def _artifact(unit: Unit, spec: TaskSpec) -> Artifact | str:
-    if unit.project is None:
-        return unit.script
-    from arrivalbench.core.artifacts.dbt import load_project
-
-    project = load_project(Path(unit.project), spec, unit.select, unit.passed_env, unit.limits)
-    if project.digest != unit.artifact:
-        raise ArrivalBenchError(f"{unit.project}: the dbt project changed since it was stored "
-                                f"({unit.artifact[:15]}…, now {project.digest[:15]}…); run "
-                                "again with a new results file")
-    return project
-
-
-DIED = "worker died: the process grading this replay ended abruptly (a crash or a kill)"
-TIMED_OUT = ("the replay ran past its wall-clock limit and its worker did not stop it; the "
-             "worker was killed")
 MARGIN = 10.0  # seconds past a unit's bounds before its worker is killed from outside
-
-
-def died(unit: Unit) -> Result:
-    return stopped(unit, "run", DIED)
-
-
-def stopped(unit: Unit, phase: Phase, message: str) -> Result:
-    """The ERROR verdict of a replay whose worker died under it or was killed. The message is
-    the same whatever the executor and however the worker died, so that the bytes are too;
-    the cause (signal or exit status) is in the executor's `stats`."""
-    spec = unit_spec(unit.task, unit.task_digest)
-    sched = schedule(spec, unit.schedule, unit.seed)
-    detail = {"phase": phase, "batch": None, "statement": None, "message": message}
-    engine = backend(unit.engine)
-    return Result(Verdict(spec.id, spec.digest, unit.schedule, unit.seed, sched.digest,
-                          unit.artifact, "ERROR", detail, engine.NAME, engine.version()),
-                  0.0, 0.0)
 
 
 def death_cause(exitcode: int | None) -> str:
@@ -220,25 +211,6 @@ def death_cause(exitcode: int | None) -> str:
         except ValueError:
             return f"signal {-exitcode}"
     return f"exit status {exitcode}"
-
-
-def unit_key(unit: Unit) -> Key:
-    """The key the verdict of `unit` is stored under by this installation."""
-    return (unit.task_digest, unit.schedule, unit.seed, unit.artifact,
-            *current_versions(unit.engine))
-
-
-def check_key(unit: Unit, result: Result) -> None:
-    """A worker of another harness or engine version would store keys the run never asked
-    for."""
-    got = key_of(result.verdict)
-    if got[:4] != (unit.task_digest, unit.schedule, unit.seed, unit.artifact):
-        raise ProtocolError(f"a worker answered {got[:4]} for {unit_key(unit)[:4]}")
-    here = current_versions(unit.engine)
-    if got[4:] != here:
-        raise HarnessError(f"a worker grades on {unit.engine} version {got[4]!r} with "
-                           f"arrivalbench {got[5]}, this process on {here[0]!r} with "
-                           f"{here[1]}; install the same versions on every node")
 
 
 def raised(unit: Job[Any], bad_input: bool, message: str, worker_traceback: str) -> Exception:

@@ -26,6 +26,7 @@ import yaml
 from arrivalbench.core.artifacts.dbt import files
 from arrivalbench.core.artifacts.dbt.files import DbtError, Files
 from arrivalbench.core.artifacts.dbt.process import Child, Died, Expired
+from arrivalbench.core.artifacts.ref import ArtifactRef
 from arrivalbench.core.engine import Failure, Limits, normalize_message
 from arrivalbench.core.values import digest
 
@@ -185,7 +186,7 @@ def _serve(session: _Session) -> Any:
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
 
-def plain_identifier(value: object, what: str, root: Path) -> str:
+def plain_identifier(value: object, what: str, root: str | Path) -> str:
     """`value` if it is a plain SQL identifier, else a one-line refusal naming it. Names the
     harness takes from a project's YAML go into SQL it runs itself; quoting alone would be
     the only wall there, and a name that needs quoting is no name a pipeline needs."""
@@ -209,7 +210,7 @@ class _Relation:
 class DbtProject:
     """A parsed dbt project, graded as `model` for the task's target."""
 
-    path: Path
+    origin: str  # where it was read, for messages
     model: str
     target: str
     files: str  # the digest of the files dbt reads
@@ -231,6 +232,11 @@ class DbtProject:
     @property
     def digest(self) -> str:
         return digest(self.text)
+
+    @property
+    def ref(self) -> ArtifactRef:
+        return ArtifactRef("dbt", self.text, self.found.content, self.found.digest,
+                           (self.model,), self.passed_env, self.origin)
 
     def _child(self) -> Child:
         """The project's dbt process, started and the project parsed on first use, and again
@@ -266,8 +272,8 @@ class DbtProject:
 
         if not isinstance(any_db, duckdb_engine.Database):
             # dbt-duckdb is the only adapter the harness hands its connections to.
-            raise DbtError(f"{self.path}: a dbt project runs on engine duckdb only; grade it "
-                           "with --engine duckdb")
+            raise DbtError(f"{self.origin}: a dbt project runs on engine duckdb only, not "
+                           f"{type(any_db).__module__.rsplit('.', 1)[-1]}")
         db = any_db
         # A child killed in an earlier replay is started again here, on the load's bound: its
         # parse is the harness's work, not the replay's.
@@ -331,36 +337,70 @@ def project_digest(root: Path, model: str) -> str:
     return _read(root, model).digest
 
 
-def _read(root: Path, model: str) -> files.Files:
+def _header(model: str) -> str:
     from importlib.metadata import version
 
-    return files.read(root, f"dbt-core {version('dbt-core')} dbt-duckdb {version('dbt-duckdb')} "
-                            f"select {model}\n")
+    return f"dbt-core {version('dbt-core')} dbt-duckdb {version('dbt-duckdb')} select {model}\n"
 
 
-_loaded: dict[tuple[Path, str, str, str, tuple[str, ...], Limits], DbtProject] = {}
+def _read(root: Path, model: str) -> files.Files:
+    return files.read(root, _header(model))
+
+
+_loaded: dict[tuple[str, str, str, tuple[str, ...], Limits], DbtProject] = {}
 
 
 def is_project(path: Path) -> bool:
     return (path / "dbt_project.yml").is_file()
 
 
-def load_project(path: Path, spec: TaskSpec, select: str | None = None,
+def read_project(path: Path, spec: TaskSpec, *, models: Sequence[str] = (),
                  passed_env: Sequence[str] = (), limits: Limits = Limits()) -> DbtProject:
-    """Parse the dbt project at `path` once per process, for the task `spec`. `passed_env`
-    names variables of the user's environment the project may read with `env_var`; no other
-    is there. Parsing and compiling are bounded by `limits.load_seconds`."""
+    """The dbt project at `path`, parsed once per process, for the task `spec`: `models`
+    names the model graded as the task's target (default: the one named after it);
+    `passed_env` the variables of the user's environment the project may read with
+    `env_var`, no other being there. Parsing and compiling are bounded by
+    `limits.load_seconds`."""
     root = path.resolve()
     if not is_project(root):
         raise DbtError(f"{path}: no dbt_project.yml; give a dbt project folder or a .sql "
                        "script")
     _check_extra()
-    model = select or spec.target.name
-    found = _read(root, model)
+    model = _model(models, spec)
+    return _project(_read(root, model), model, spec, tuple(passed_env), limits)
+
+
+def load_project(ref: ArtifactRef, spec: TaskSpec, *, limits: Limits = Limits()) -> DbtProject:
+    """The project `ref` describes, parsed once per process; refused when its files or what
+    dbt compiles of them are not what was described (another dbt, a project edited since)."""
+    _check_extra()
+    model = _model(ref.models, spec)
+    found = files.of(ref.origin, ref.files, _header(model))
+    if found.digest != ref.project:
+        raise DbtError(f"{ref.origin}: its files are not the ones described "
+                       f"({str(ref.project)[:15]}…, now {found.digest[:15]}…: another dbt "
+                       "version?); grade it again into a new results file")
+    project = _project(found, model, spec, tuple(ref.passed_env), limits)
+    if project.digest != ref.digest:
+        raise DbtError(f"{ref.origin}: dbt compiles it to other SQL than when it was stored "
+                       f"({ref.digest[:15]}…, now {project.digest[:15]}…); grade it again into "
+                       "a new results file")
+    return project
+
+
+def _model(models: Sequence[str], spec: TaskSpec) -> str:
+    if len(models) > len(spec.targets):
+        raise DbtError(f"models {', '.join(models)}: task {spec.id} has "
+                       f"{len(spec.targets)} target(s); name one model per target")
+    return models[0] if models else spec.target.name
+
+
+def _project(found: files.Files, model: str, spec: TaskSpec, passed_env: tuple[str, ...],
+             limits: Limits) -> DbtProject:
     _refuse_python_files(found)
-    key = (root, model, spec.target.name, found.digest, tuple(passed_env), limits)
+    key = (found.digest, model, spec.digest, passed_env, limits)
     if key not in _loaded:
-        _loaded[key] = _parse(found, model, spec, tuple(passed_env), limits)
+        _loaded[key] = _parse(found, model, spec, passed_env, limits)
     return _loaded[key]
 
 
@@ -369,7 +409,7 @@ def _refuse_python_files(found: files.Files) -> None:
     wherever it sits (dbt reads a model from any of the project's model paths)."""
     for rel in found.paths:
         if rel.endswith(".py"):
-            raise DbtError(f"{found.root / rel}: a Python file; arrivalbench runs only SQL "
+            raise DbtError(f"{found.origin}/{rel}: a Python file; arrivalbench runs only SQL "
                            "models (a Python model would run outside the sandbox); remove it")
 
 
@@ -417,17 +457,17 @@ def start_child(found: files.Files, passed_env: Sequence[str], limits: Limits
         parsed = child.call("parse", _flags(child.scratch),
                             time.monotonic() + limits.load_seconds, lambda _r: ("error", ""))
     except Expired:
-        raise DbtError(f"{found.root}: dbt did not parse the project within "
+        raise DbtError(f"{found.origin}: dbt did not parse the project within "
                        f"{limits.load_seconds:g} s, the load limit (a Jinja loop?)") from None
     except Died:
-        raise DbtError(f"{found.root}: dbt's process ended while parsing the project (a crash "
+        raise DbtError(f"{found.origin}: dbt's process ended while parsing the project (a crash "
                        "or its memory limit)") from None
     except BaseException:
         child.kill()
         raise
     if not parsed["ok"]:
         child.kill()
-        raise DbtError(f"{found.root}: dbt cannot parse the project "
+        raise DbtError(f"{found.origin}: dbt cannot parse the project "
                        f"({_message(parsed['message'])}); run `dbt parse` in it and fix what "
                        "it reports")
     return child, parsed
@@ -451,7 +491,7 @@ def _check(found: files.Files, model: str, spec: TaskSpec, parsed: dict[str, Any
            passed_env: tuple[str, ...], limits: Limits) -> DbtProject:
     """The project as parsed, checked: the model exists, it and its parents are SQL models
     (no Python, no seeds), and every name the harness takes from it is a plain identifier."""
-    root = found.root
+    root = found.origin
     nodes: dict[str, dict[str, Any]] = parsed["nodes"]
     models = {n["name"]: uid for uid, n in nodes.items() if n["resource_type"] == "model"}
     if model not in models:
@@ -482,11 +522,11 @@ def _check(found: files.Files, model: str, spec: TaskSpec, parsed: dict[str, Any
             plain_identifier(table["schema"], f"source table {source.name!r}'s schema", root),
             plain_identifier(table["identifier"],
                              f"source table {source.name!r}'s identifier", root))
-    return DbtProject(root, model, spec.target.name, found.digest, sources, output, found,
+    return DbtProject(found.origin, model, spec.target.name, found.digest, sources, output, found,
                       limits, passed_env)
 
 
-def _refuse_python(nodes: dict[str, dict[str, Any]], start: str, root: Path) -> None:
+def _refuse_python(nodes: dict[str, dict[str, Any]], start: str, root: str | Path) -> None:
     """Python models would run outside the sandbox; seeds would be loaded by dbt from files
     with statements the harness does not see as a pipeline's: the model and its parents are
     SQL models, sources and snapshots only."""
@@ -526,13 +566,13 @@ def _compiled_text(project: DbtProject, spec: TaskSpec) -> str:
             result = project.invoke(_Session(db), ["compile", *select], deadline)
     except Failure as failure:
         if failure.phase == "timeout":
-            raise DbtError(f"{project.path}: dbt did not compile model {project.model} within "
+            raise DbtError(f"{project.origin}: dbt did not compile model {project.model} within "
                            f"{project.limits.load_seconds:g} s, the load limit (a Jinja "
                            "loop?)") from None
-        raise DbtError(f"{project.path}: dbt cannot compile model {project.model} "
+        raise DbtError(f"{project.origin}: dbt cannot compile model {project.model} "
                        f"({failure.message})") from None
     if not result["ok"]:
-        raise DbtError(f"{project.path}: dbt cannot compile model {project.model} "
+        raise DbtError(f"{project.origin}: dbt cannot compile model {project.model} "
                        f"({_message(result['message'])}); run `dbt compile` in it and fix it")
     blocks = []
     for path, code, *_relation in result["compiled"]:

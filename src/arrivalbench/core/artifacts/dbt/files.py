@@ -35,12 +35,22 @@ class DbtError(ArrivalBenchError):
 
 @dataclass(frozen=True)
 class Files:
-    """The regular files of a project, by path relative to it, and their digest."""
+    """The regular files of a project, by path relative to it, with their bytes and digest.
 
-    root: Path
-    paths: tuple[str, ...]
+    Held in memory: what is digested is exactly what a contained child is given, wherever it
+    runs (a worker on another machine gets the bytes, not a path)."""
+
+    origin: str  # where the files were read, for messages
+    content: tuple[tuple[str, bytes], ...]
     digest: str
     header: str = ""  # hashed first: what else decides what dbt does with the files
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return tuple(rel for rel, _data in self.content)
+
+    def file(self, rel: str) -> bytes | None:
+        return next((data for path, data in self.content if path == rel), None)
 
 
 def _refuse(path: Path, what: str) -> DbtError:
@@ -74,14 +84,14 @@ def walk(root: Path) -> list[str]:
     return sorted(found)
 
 
-def check_paths(root: Path) -> None:
-    """Every folder `dbt_project.yml` names is relative and stays inside the project."""
-    config_path = root / "dbt_project.yml"
+def check_paths(config_path: str, text: bytes | None) -> None:
+    """Every folder `dbt_project.yml` (the bytes `text`) names is relative and stays inside
+    the project."""
     try:
-        config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        config = yaml.safe_load((text or b"").decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise DbtError(f"{config_path}: cannot be read as YAML "
-                               f"({' '.join(str(exc).split())[:120]}); fix the file") from None
+                       f"({' '.join(str(exc).split())[:120]}); fix the file") from None
     if not isinstance(config, dict):
         raise DbtError(f"{config_path}: is not a mapping of settings; fix the file")
     for key in (*PATH_LISTS, *PATH_ONE):
@@ -91,12 +101,12 @@ def check_paths(root: Path) -> None:
         entries = [value] if key in PATH_ONE or isinstance(value, str) else value
         if not isinstance(entries, list):
             raise DbtError(f"{config_path}: {key} is {value!r}, not a list of folders; "
-                                   "fix the file")
+                           "fix the file")
         for entry in entries:
-            inside(root, entry, f"{config_path}: {key} entry")
+            inside(entry, f"{config_path}: {key} entry")
 
 
-def inside(root: Path, entry: object, what: str) -> None:
+def inside(entry: object, what: str) -> None:
     """`entry`, a path a project names, is relative and never leaves the project."""
     if not isinstance(entry, str) or not entry.strip():
         raise DbtError(f"{what} {entry!r} is not a folder name; fix it")
@@ -112,39 +122,42 @@ def inside(root: Path, entry: object, what: str) -> None:
 
 
 def read(root: Path, header: str = "") -> Files:
-    """The project's files, checked, with the digest of `header`, their names and bytes."""
-    check_paths(root)
-    paths = tuple(walk(root))
-    h = hashlib.sha256()  # streamed: a project may hold large seed files
-    h.update(header.encode())
+    """The project's files, checked, with the digest of `header`, their names and bytes. Each
+    file is opened without following links and must still be a regular file when read."""
+    content = []
     total = 0
-    for rel in paths:
-        data = (root / rel).read_bytes()
-        total += len(data)
-        if total > MAX_BYTES:
-            raise DbtError(f"{root}: holds more than {MAX_BYTES // 2**20} MB of files; "
-                                   "a dbt project graded here is SQL, YAML and Jinja")
-        h.update(f"{rel} {len(data)}\n".encode())
-        h.update(data)
-    return Files(root, paths, "sha256:" + h.hexdigest(), header)
-
-
-def copy(files: Files, into: Path) -> None:
-    """Copy exactly the digested files into `into`, refusing any that changed since."""
-    h = hashlib.sha256()
-    h.update(files.header.encode())
-    for rel in files.paths:
-        source = files.root / rel
+    for rel in walk(root):
+        source = root / rel
         fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
         with os.fdopen(fd, "rb") as handle:
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
                 raise _refuse(source, "not a regular file")
             data = handle.read(MAX_BYTES + 1)
+        total += len(data)
+        if total > MAX_BYTES:
+            raise DbtError(f"{root}: holds more than {MAX_BYTES // 2**20} MB of files; "
+                           "a dbt project graded here is SQL, YAML and Jinja")
+        content.append((rel, data))
+    return of(str(root), tuple(content), header)
+
+
+def of(origin: str, content: tuple[tuple[str, bytes], ...], header: str = "") -> Files:
+    """Files from their bytes: every path relative and inside the project, and every folder
+    its `dbt_project.yml` names inside it too."""
+    h = hashlib.sha256()
+    h.update(header.encode())
+    for rel, data in content:
+        inside(rel, f"{origin}: file")
         h.update(f"{rel} {len(data)}\n".encode())
         h.update(data)
+    found = Files(origin, content, "sha256:" + h.hexdigest(), header)
+    check_paths(f"{origin}/dbt_project.yml", found.file("dbt_project.yml"))
+    return found
+
+
+def copy(files: Files, into: Path) -> None:
+    """Write exactly the digested files into `into`."""
+    for rel, data in files.content:
         target = into / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
-    if "sha256:" + h.hexdigest() != files.digest:
-        raise DbtError(f"{files.root}: changed while it was being read; grade it again "
-                               "once nothing writes to it")

@@ -173,7 +173,7 @@ def load(root: Path, model: str | None, limits: Limits = Limits(),
         output = _Relation(plain_identifier(node["schema"], f"model {what.model}'s schema", root),
                            plain_identifier(node["alias"] or node["name"],
                                             f"model {what.model}'s alias", root))
-        project = DbtProject(root, what.model, what.model, found.digest,
+        project = DbtProject(str(root), what.model, what.model, found.digest,
                              {s.name: _Relation(*s.relation) for s in what.sources}, output,
                              found, limits, tuple(passed_env), child=child, parsed=parsed)
     except BaseException:
@@ -215,7 +215,7 @@ def full_refresh(project: DbtProject, data: Mapping[str, pa.Table],
     model when dbt cannot build it."""
     from arrivalbench.core.engine import duckdb as engine
 
-    where = f"{project.path}: model {project.model} built with --full-refresh over all the data"
+    where = f"{project.origin}: model {project.model} built with --full-refresh over all the data"
     try:
         with engine.database(limits) as db:
             db.stage({name: table.append_column(
