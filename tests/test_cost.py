@@ -17,7 +17,7 @@ from arrivalbench.core.engine.cost import Cost, check_measurable, measure
 from arrivalbench.core.grading import GradeOptions, Point, schedule
 from arrivalbench.core.schedules import KINDS
 from arrivalbench.core.task import TaskSpec, load_spec
-from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.errors import ParameterError
 from arrivalbench.study.keys import key_of
 from arrivalbench.study.store import Replayed, Store
 from conftest import TINY_GOLD, TINY_NO_DEDUP, TINY_ROWS, cli, grade1
@@ -186,8 +186,11 @@ def test_grade_cost_prints_a_cost_table(tiny_dir: Path, capsys: pytest.CaptureFi
 
 
 def test_an_engine_that_cannot_measure_is_refused_in_one_line() -> None:
-    with pytest.raises(ArrivalBenchError, match=r"^--cost: engine 'dbt' cannot measure"):
+    with pytest.raises(ParameterError, match=r"^measure: engine 'dbt' cannot measure") as got:
         check_measurable("dbt")
+    assert got.value.what == "measure"
+    with pytest.raises(ParameterError, match=r"^measure: a dbt project's statements are not "):
+        check_measurable("duckdb", script=False)
     check_measurable("duckdb")
 
 

@@ -151,7 +151,7 @@ def test_a_task_without_postgres_pipelines_is_valid_and_says_so_when_asked(
         spec.gold_for("postgres")
     assert str(caught.value) == (
         f"task tiny has no postgres pipelines ({tiny_dir / 'gold.postgres.sql'} is missing); "
-        "add it, or grade this task with --engine duckdb")
+        "add it, or grade this task with engine duckdb")
     (tiny_dir / "gold.postgres.sql").write_text(PG_GOLD, encoding="utf-8")
     spec = load_spec(tiny_dir)
     assert spec.gold_for("postgres") == PG_GOLD
@@ -461,6 +461,7 @@ def test_run_on_postgres_without_its_pipelines_writes_nothing(
                              "postgres", "--results", str(results))
         assert code == 2 and out == ""
         assert err.startswith("arrivalbench: error: task tiny has no postgres pipelines (")
+        assert err.endswith("is missing); add it, or grade this task with --engine duckdb\n")
         assert err.count("\n") == 1
     assert not results.exists()
 

@@ -31,6 +31,10 @@ def test_run_explain_stores_minimal_plans_and_the_report_shows_them(
                        True)]
     code, out, _ = cli(capsys, "explain", "--results", str(results))
     assert code == 0 and "explained 0 failing artifacts (1 already explained)" in out
+    code, out, err = cli(capsys, "explain", "--results", str(results), "--arm", "negativs")
+    assert (code, out) == (2, "")  # a misspelt arm explains nothing, and says which it meant
+    assert err == (f"arrivalbench: error: --arm 'negativs': not in {results}; did you mean "
+                   "negatives? give one of gold, negatives, template\n")
     monkeypatch.setenv("ARRIVALBENCH_RESULTS", str(results))  # --results alone: as every command
     code, out, _ = cli(capsys, "explain", "--results")
     assert code == 0 and f"(1 already explained) into {results}" in out

@@ -19,8 +19,9 @@ from arrivalbench.core.artifacts.dbt.files import DbtError
 from arrivalbench.core.artifacts.dbt.own import declared, load
 from arrivalbench.core.replay import expected
 from arrivalbench.core.task import TaskSpec
-from arrivalbench.corpus.init import data_files, derived, over_prefixes
-from arrivalbench.errors import TaskError
+from arrivalbench.corpus.init import data_files
+from arrivalbench.corpus.own_data import derived, over_prefixes
+from arrivalbench.errors import ParameterError
 from conftest import cli
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "your_data"
@@ -135,15 +136,16 @@ def test_a_full_refresh_no_query_returns_keeps_dbts_rows(
 def test_data_files_missing_extra_and_twice(tmp_path: Path) -> None:
     (tmp_path / "orders.csv").write_text("order_id\n1\n", encoding="utf-8")
     assert data_files(tmp_path, ["orders"], []) == {"orders": tmp_path / "orders.csv"}
-    with pytest.raises(TaskError, match=re.escape("no data for source table customers; add "
-                                                  "customers.csv")):
+    with pytest.raises(ParameterError, match=re.escape("no data for source table customers; "
+                                                       "add customers.csv")):
         data_files(tmp_path, ["orders", "customers"], [])
     (tmp_path / "refunds.csv").write_text("x\n", encoding="utf-8")
-    with pytest.raises(TaskError, match=re.escape("refunds.csv is the data of no source table")):
+    with pytest.raises(ParameterError,
+                       match=re.escape("refunds.csv is the data of no source table")):
         data_files(tmp_path, ["orders"], [])
     assert "orders" in data_files(tmp_path, ["orders"], ["refunds"])  # another model's source
     (tmp_path / "orders.jsonl").write_text("{}\n", encoding="utf-8")
-    with pytest.raises(TaskError, match=re.escape("orders.csv and orders.jsonl; keep one")):
+    with pytest.raises(ParameterError, match=re.escape("orders.csv and orders.jsonl; keep one")):
         data_files(tmp_path, ["orders"], ["refunds"])
 
 

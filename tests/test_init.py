@@ -10,7 +10,7 @@ import pytest
 from arrivalbench.core.grading import plan
 from arrivalbench.core.task import load_spec
 from arrivalbench.corpus.init import Request, build
-from arrivalbench.errors import TaskError
+from arrivalbench.errors import ParameterError, TaskError
 from conftest import grade_each
 
 ROWS = [(1, 12, "10.50", "2024-03-01 09:00:00"), (2, 17, "5.00", "2024-03-01 09:30:00"),
@@ -76,25 +76,55 @@ def test_without_an_event_time_only_repeats_are_hazards(tmp_path: Path) -> None:
     assert spec.hazards == ("duplicates", "crash_retry")
 
 
-@pytest.mark.parametrize(("changes", "message"), [
-    ({"keys": {}}, "source orders: no record key; give --key orders=COLUMN[,COLUMN]"),
-    ({"keys": {"orders": ["id"]}}, "--key orders=id: "),
-    ({"keys": {"orders": ["store_id"]}}, "--key orders=store_id: not unique in "),
-    ({"event_times": {"orders": "at"}}, "--event-time orders=at: "),
-    ({"event_times": {"payments": "at"}}, "--key/--event-time payments: no such source"),
-    ({"target_key": ["store_id"]}, "--target-key store_id: not unique in the reference's "
-                                   "result"),
-    ({"target_key": ["shop"]}, "--target-key shop: the reference returns no column 'shop'"),
-    ({"target": "daily revenue"}, "--target 'daily revenue': not a plain identifier"),
-    ({"sources": {"orders": Path("/nonexistent/orders.csv")}}, "no such file"),
-    ({"sources": {}}, "no --source given"),
-])
-def test_bad_input_is_one_line_and_nothing_is_written(tmp_path: Path, changes: dict[str, object],
-                                                      message: str) -> None:
-    with pytest.raises(TaskError) as caught:
-        build(request(tmp_path, **changes))
+# What is wrong with a request, as a Python caller reads it (parameters by name) and as the
+# command line says it (each parameter by its flag).
+BAD_REQUESTS = [
+    ({"keys": {}}, "keys: no record key for source orders; give keys orders=COLUMN[,COLUMN]",
+     "--key: no record key for source orders; give --key orders=COLUMN[,COLUMN]"),
+    ({"keys": {"orders": ["id"]}}, "keys orders=id: ", "--key orders=id: "),
+    ({"keys": {"orders": ["store_id"]}}, "keys orders=store_id: not unique in ",
+     "--key orders=store_id: not unique in "),
+    ({"event_times": {"orders": "at"}}, "event_times orders=at: ", "--event-time orders=at: "),
+    ({"keys": {"orders": ["order_id"], "order": ["id"]}},
+     "keys 'order': no such source; did you mean orders? give one of orders",
+     "--key 'order': no such source; did you mean orders? give one of orders"),
+    ({"event_times": {"payments": "at"}}, "event_times 'payments': no such source",
+     "--event-time 'payments': no such source"),
+    ({"target_key": ["store_id"]}, "target_key store_id: not unique in the reference's result",
+     "--target-key store_id: not unique in the reference's result"),
+    ({"target_key": ["shop"]}, "target_key shop: the reference returns no column 'shop'",
+     "--target-key shop: the reference returns no column 'shop'"),
+    ({"target": "daily revenue"}, "target 'daily revenue': not a plain identifier",
+     "--target 'daily revenue': not a plain identifier"),
+    ({"sources": {"orders": Path("/nonexistent/orders.csv")}},
+     "sources orders=/nonexistent/orders.csv: no such file",
+     "--source orders=/nonexistent/orders.csv: no such file"),
+    ({"sources": {}}, "sources: none given", "give --source NAME=FILE"),
+]
+
+
+@pytest.mark.parametrize(("changes", "message", "worded"), BAD_REQUESTS)
+def test_bad_input_is_one_line_and_nothing_is_written(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], changes: dict[str, object],
+        message: str, worded: str) -> None:
+    req = request(tmp_path, **changes)
+    with pytest.raises(ParameterError) as caught:
+        build(req)
     assert message in str(caught.value) and "\n" not in str(caught.value)
+    assert "--" not in str(caught.value)
+    code, _out, err = cli(capsys, "init", *_argv(req))
+    assert code == 2 and worded in err and len(err.strip().splitlines()) == 1, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["orders.csv", "reference.sql"]
+
+
+def _argv(req: Request) -> list[str]:
+    """The `init` command line of a request."""
+    return [str(req.folder),
+            *[a for n, f in req.sources.items() for a in ("--source", f"{n}={f}")],
+            *[a for n, k in req.keys.items() for a in ("--key", f"{n}={','.join(k)}")],
+            *[a for n, t in req.event_times.items() for a in ("--event-time", f"{n}={t}")],
+            "--reference", str(req.reference), "--target", req.target,
+            "--target-key", ",".join(req.target_key)]
 
 
 def test_a_reference_that_does_not_run_is_named(tmp_path: Path) -> None:

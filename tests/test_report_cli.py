@@ -132,9 +132,19 @@ def test_results_file_without_cells(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_unknown_arm(results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     line = one_line_error(*run(["report", "--results", str(results), "--out", str(tmp_path),
                                 "--arm", "alpha", "--arm", "gpt:unhinted"], capsys))
-    assert "arm gpt:unhinted: not in" in line and "alpha, m:unhinted, negatives" in line
-    assert "--" not in line.replace(str(results), "")  # true for a library caller too
+    assert f"--arm 'gpt:unhinted': not in {results}; did you mean m:unhinted? give one of " \
+        "alpha, m:unhinted, negatives" in line
     assert not (tmp_path / "metrics.json").exists()
+    line = one_line_error(*run(["report", "--results", str(results), "--out", str(tmp_path),
+                                "--compare", "alpha", "negative"], capsys))
+    assert "--compare 'negative': not in" in line and "did you mean negatives?" in line
+    from arrivalbench.errors import UnknownName
+    from arrivalbench.report.load import load
+
+    with pytest.raises(UnknownName) as caught:  # a library caller reads parameter names
+        load(results, ["gpt:unhinted"])
+    assert str(caught.value).startswith("arms 'gpt:unhinted': not in ")
+    assert caught.value.allowed == ("alpha", "m:unhinted", "negatives")
 
 
 def test_out_is_a_file(results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -162,8 +172,8 @@ def test_compare_prints_shifts_and_changed_cells(results: Path, tmp_path: Path,
 
 
 @pytest.mark.parametrize(("pair", "needle"), [
-    (("alpha", "gpt:unhinted"), "arm gpt:unhinted: not in"),
-    (("alpha", "alpha"), "compare alpha with alpha: the same arm twice"),
+    (("alpha", "gpt:unhinted"), "--compare 'gpt:unhinted': not in"),
+    (("alpha", "alpha"), "--compare alpha alpha: the same arm twice; give two different arms"),
 ])
 def test_compare_bad_arms(results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                           pair: tuple[str, str], needle: str) -> None:

@@ -132,7 +132,7 @@ def test_the_cli_arm_choices_are_the_builtin_arms() -> None:
     from arrivalbench.cli import app
 
     command = app.commands["run"]  # type: ignore[attr-defined]
-    option = next(p for p in command.params if p.name == "arm_names")
+    option = next(p for p in command.params if p.name == "arms")
     assert tuple(option.type.choices) == BUILTIN_ARMS
 
 

@@ -25,6 +25,7 @@ from arrivalbench.cli.exits import (
     DONE,
     FOUND,
     INTERRUPTED,
+    bad_input,
     fail,
     interrupted,
 )
@@ -56,9 +57,9 @@ def _sigterm_stops_politely() -> Iterator[None]:
 
 
 def _main(argv: Sequence[str] | None) -> None:
+    obj: dict[str, object] = {"argv": None if argv is None else ["arrivalbench", *argv]}
     try:
-        app.main(args=argv, prog_name="arrivalbench", standalone_mode=False,
-                 obj={"argv": None if argv is None else ["arrivalbench", *argv]})
+        app.main(args=argv, prog_name="arrivalbench", standalone_mode=False, obj=obj)
     except click.exceptions.NoArgsIsHelpError as exc:
         click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
         sys.exit(BAD_INPUT)
@@ -70,7 +71,8 @@ def _main(argv: Sequence[str] | None) -> None:
     except click.ClickException as exc:
         fail(exc.format_message())
     except ArrivalBenchError as exc:
-        fail(str(exc))
+        name = obj.get("command")
+        bad_input(exc, app.commands.get(name) if isinstance(name, str) else None)
     except BrokenPipeError:
         if argv is None:  # the interpreter's own flush at exit would fail again and say so
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

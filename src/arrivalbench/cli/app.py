@@ -21,7 +21,8 @@ def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> N
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True,
               callback=_show_version,
               help="Show the harness version verdicts store (release+source digest) and exit.")
-def app() -> None:
+@click.pass_context
+def app(ctx: click.Context) -> None:
     """Grade incremental data pipelines by running them again under time.
 
     \b
@@ -32,3 +33,5 @@ def app() -> None:
       2    bad input (one line on standard error saying what to fix)
       3    an internal error: a bug in arrivalbench (its traceback, and where to report it)
       130  interrupted"""
+    if isinstance(ctx.obj, dict):  # the command `main` words bad input for (cli.exits.flag)
+        ctx.obj["command"] = ctx.invoked_subcommand

@@ -8,7 +8,7 @@ from typing import NoReturn
 
 import click
 
-from arrivalbench.errors import WARNING
+from arrivalbench.errors import WARNING, ArrivalBenchError
 from arrivalbench.words import printable
 
 
@@ -20,6 +20,27 @@ def warn(message: str) -> None:
 def fail(message: str) -> NoReturn:
     click.echo(f"arrivalbench: error: {printable(message, lines=False)}", err=True)
     sys.exit(BAD_INPUT)
+
+
+def bad_input(exc: ArrivalBenchError, command: click.Command | None) -> NoReturn:
+    """Bad input in the words of `command`, the one that was running: each parameter a
+    message names is worded as that command's flag for it."""
+    fail(exc.worded(lambda name: flag(command, name)))
+
+
+def flag(command: click.Command | None, name: str) -> str:
+    """How `command` spells the library parameter `name`: the long flag of the option that
+    takes it (`measure` is `--cost`, `sources` is `--source`), else of the option spelt like
+    it; an argument's metavar; else `name` itself (a parameter the command does not take)."""
+    params = command.params if command is not None else []
+    spelt = "--" + name.replace("_", "-")
+    found = next((p for p in params if p.name == name), None) or \
+        next((p for p in params if spelt in p.opts), None)
+    if found is None:
+        return name
+    if isinstance(found, click.Option):
+        return max(found.opts, key=len)
+    return found.human_readable_name
 
 
 # Exit statuses, the same for every command: CI tells a wrong pipeline (1) from bad input (2)

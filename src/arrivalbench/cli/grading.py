@@ -232,7 +232,7 @@ def _explained_on(task: str | None, data: Path | None, select: str | None,
     if data is None:
         assert task is not None
         return ["--task", task, *(["--select", select] if select is not None else []), *env]
-    from arrivalbench.corpus.init import over_prefixes
+    from arrivalbench.corpus.own_data import over_prefixes
 
     return ["--data", str(data), "--model", spec.target.name, *env] if over_prefixes(spec) \
         else None
@@ -274,7 +274,7 @@ def _graded(pipeline: Path, *, task: str | None, data: Path | None, model: str |
     if task is not None or select is not None:
         raise ArrivalBenchError("--data derives the task from the project: leave out "
                                 "--task and --select (--model names the model)")
-    from arrivalbench.corpus.init import over_prefixes
+    from arrivalbench.corpus.own_data import over_prefixes
 
     folder, ref = bounded(_derived, pipeline, data, model, tuple(passed_env), limits)
     spec = load_spec(folder)
@@ -291,7 +291,7 @@ def _derived(project: Path, data: Path, model: str | None, passed_env: tuple[str
     """In a bounded child: the task of `grade PROJECT --data DATA` (its folder) and the
     project described as graded on it."""
     from arrivalbench.core.artifacts import read
-    from arrivalbench.corpus.init import derived
+    from arrivalbench.corpus.own_data import derived
 
     spec = derived(project, data, model, limits, passed_env=passed_env)
     ref = read(project, spec, models=[spec.target.name], passed_env=passed_env,

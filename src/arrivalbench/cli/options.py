@@ -7,7 +7,7 @@ import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 import click
 
@@ -28,20 +28,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 class Choice(click.Choice):  # type: ignore[type-arg]
     """`click.Choice` whose refusal of a misspelt name suggests the close ones, as an unknown
-    task id does."""
+    task id does. Every option of a closed set of names takes one."""
 
-    def fail(self, message: str, param: click.Parameter | None = None,
-             ctx: click.Context | None = None) -> NoReturn:
-        given = _given_value(message)
-        hint = did_you_mean(given, map(str, self.choices)) if given is not None else ""
-        super().fail(f"{message.rstrip('.')}; {hint.strip()}" if hint else message, param, ctx)
-
-
-def _given_value(message: str) -> str | None:
-    # click's own message quotes the value it refused first: "'duplicate' is not one of ..."
-    if message.startswith("'") and "' is not" in message:
-        return message[1:message.index("' is not")]
-    return None
+    def get_invalid_choice_message(self, value: Any, ctx: click.Context | None) -> str:
+        message = super().get_invalid_choice_message(value, ctx)
+        names = [self.normalize_choice(choice, ctx) for choice in self.choices]
+        hint = did_you_mean(self.normalize_choice(value, ctx), names)
+        return f"{message.rstrip('.')}; {hint.strip()}" if hint else message
 
 
 def schedule_choice() -> Choice:
@@ -57,11 +50,23 @@ def refuse_unless(ctx: click.Context, name: str, needs: str, why: str) -> None:
         raise ArrivalBenchError(f"{flag} {why}: {needs}")
 
 
+# The results file every command reads when none is named, before the default one.
+RESULTS_ENVVAR = "ARRIVALBENCH_RESULTS"
+
+
+def default_results() -> Path:
+    """The results file of a command not given one: $ARRIVALBENCH_RESULTS, else the default
+    file. The one reader of the variable (`explain --results` alone reads it too, and must not
+    read it when not given, which click's own envvar would)."""
+    return Path(os.environ.get(RESULTS_ENVVAR) or DEFAULT_RESULTS)
+
+
 def results_option(help: str, dir_okay: bool = False) -> Callable[[F], F]:
     """`dir_okay`: the command says itself that a folder is not a results file."""
     return click.option("--results", type=click.Path(path_type=Path, dir_okay=dir_okay),
-                        default=DEFAULT_RESULTS, show_default=True, envvar="ARRIVALBENCH_RESULTS",
-                        show_envvar=True, help=help)
+                        default=default_results,
+                        help=f"{help} Default: ${RESULTS_ENVVAR} if set, else "
+                             f"{DEFAULT_RESULTS}.")
 
 
 def task_option(help: str = "A built-in task id or a task folder.",
@@ -98,14 +103,14 @@ def workers_option(help: str = "Worker processes (Ray: CPUs). Default: the numbe
 
 
 def executor_option(f: F) -> F:
-    return click.option("--executor", type=click.Choice(("local", "ray")), default="local",
+    return click.option("--executor", type=Choice(("local", "ray")), default="local",
                         show_default=True, help="local processes, or Ray (the 'ray' extra).")(f)
 
 
 def engine_option(help: str = "The engine the pipelines run on (postgres needs the "
                                 "'postgres' extra).") -> Callable[[F], F]:
     """`--engine duckdb|postgres`; an unknown name is a one-line usage error listing them."""
-    return click.option("--engine", type=click.Choice(ENGINES), default=DEFAULT_ENGINE,
+    return click.option("--engine", type=Choice(ENGINES), default=DEFAULT_ENGINE,
                         show_default=True, help=help)
 
 
@@ -113,7 +118,7 @@ def tier_option(default: str, help: str | None = None) -> Callable[[F], F]:
     """`--tier core|hard|all`: which built-in tasks a command takes when none is named (and,
     given with --task, which of the named ones); an unknown tier is a one-line usage error
     listing them."""
-    return click.option("--tier", type=click.Choice(TIER_CHOICES), default=None,
+    return click.option("--tier", type=Choice(TIER_CHOICES), default=None,
                         help=help or f"The tier of built-in tasks (default: {default}); with "
                                      "--task, keep the named tasks of this tier.")
 
@@ -128,9 +133,7 @@ def command_line() -> str:
 
 def results_file(given: str) -> Path:
     """The results file `--results` names; given alone, the one every command defaults to."""
-    if given:
-        return Path(given)
-    return Path(os.environ.get("ARRIVALBENCH_RESULTS") or DEFAULT_RESULTS)
+    return Path(given) if given else default_results()
 
 
 def read_script(path: Path) -> str:

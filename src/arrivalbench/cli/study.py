@@ -13,6 +13,7 @@ from arrivalbench.cli.console import out
 from arrivalbench.cli.exits import verdict_status
 from arrivalbench.cli.grading import explain_study
 from arrivalbench.cli.options import (
+    Choice,
     command_line,
     engine_option,
     executor_option,
@@ -35,8 +36,8 @@ from arrivalbench.words import count, printable, printable_doc
 
 
 @app.command("run")
-@click.option("--arm", "arm_names", multiple=True,
-              type=click.Choice(("gold", "negatives", "template")),
+@click.option("--arm", "arms", multiple=True,
+              type=Choice(("gold", "negatives", "template")),
               help="A built-in arm (repeatable). Default, without --submissions: all three.")
 @click.option("--submissions", type=click.Path(path_type=Path, file_okay=False),
               help="A folder of scripts: <task_id>.sql, or <task_id>/<n>.sql for replicates.")
@@ -61,7 +62,7 @@ from arrivalbench.words import count, printable, printable_doc
                    "verdict (a replay stored without it is graded again).")
 @engine_option("The engine every artifact runs on; gold and negatives are each task's "
                "pipelines for it. Verdicts of both engines live in one results file.")
-def run_command(arm_names: Sequence[str], submissions: Path | None, arm_name: str | None,
+def run_command(arms: Sequence[str], submissions: Path | None, arm_name: str | None,
                 allow_unmatched: bool, task_refs: Sequence[str], tier: TierChoice | None,
                 seeds: int, results: Path, workers: int | None, executor: str,
                 then_explain: bool, measure: bool, every_batch: bool,
@@ -72,7 +73,7 @@ def run_command(arm_names: Sequence[str], submissions: Path | None, arm_name: st
     from arrivalbench.cli.summary import summary_table
     from arrivalbench.study import grid
 
-    summary = grid.run(results, arm_names, submissions=submissions, arm_name=arm_name,
+    summary = grid.run(results, arms, submissions=submissions, arm_name=arm_name,
                        tasks=select(task_refs, tier, "core"), seeds=seeds, workers=workers,
                        executor=executor, command=command_line(),
                        allow_unmatched=allow_unmatched, measure=measure,
@@ -121,7 +122,7 @@ def regrade_command(results: Path, sample: int | None, workers: int | None,
 @click.option("--model", required=True,
               help="PROVIDER/MODEL as Inspect AI names it: openai/gpt-4o, "
                    "anthropic/claude-sonnet-4-0, openrouter/..., mockllm/model (offline).")
-@click.option("--prompt", "variant", type=click.Choice(VARIANTS), default=DEFAULT_VARIANT,
+@click.option("--prompt", "variant", type=Choice(VARIANTS), default=DEFAULT_VARIANT,
               show_default=True, help="The prompt variant.")
 @click.option("--replicates", type=click.IntRange(min=1), default=1, show_default=True,
               help="Conversations per task (replicates 0..N-1).")

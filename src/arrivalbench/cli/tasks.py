@@ -13,6 +13,7 @@ from arrivalbench.cli.app import app
 from arrivalbench.cli.console import out
 from arrivalbench.cli.exits import verdict_status
 from arrivalbench.cli.options import (
+    Choice,
     engine_option,
     executor_option,
     json_option,
@@ -48,7 +49,7 @@ def tasks(as_json: bool, tier: TierChoice | None) -> None:
 @click.option("--schedule", type=schedule_choice(), help="Print this schedule's batch plan.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="The seed of --schedule.")
-@click.option("--prompt", "variant", type=click.Choice(VARIANTS),
+@click.option("--prompt", "variant", type=Choice(VARIANTS),
               help="Print only the prompt of this variant, exactly as the model gets it.")
 @json_option("With --schedule: print the schedule as an explicit delivery plan (JSON), the "
              "format grade --plan reads.")
@@ -191,7 +192,8 @@ def init_command(folder: Path, sources: Sequence[str], keys: Sequence[str],
     else:
         if data is not None or model is not None:
             raise ArrivalBenchError("--data and --model go with --from-dbt PROJECT")
-        missing = [flag for flag, value in (("--reference", reference), ("--target", target),
+        missing = [flag for flag, value in (("--source NAME=FILE", sources),
+                                            ("--reference", reference), ("--target", target),
                                             ("--target-key", target_key)) if not value]
         if missing:
             raise ArrivalBenchError(f"give {', '.join(missing)} (or --from-dbt PROJECT --data "

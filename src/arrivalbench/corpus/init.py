@@ -19,8 +19,6 @@ the end, so a failure leaves nothing half-written.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import os
 import re
 import shutil
 import tempfile
@@ -43,7 +41,13 @@ from arrivalbench.core.task import HAZARDS, LOG_SUFFIXES, Hazard, TaskSpec, load
 from arrivalbench.core.textfile import read_text
 from arrivalbench.core.values import canonical_json, row_sort_key, to_json
 from arrivalbench.corpus.perturbation import visible
-from arrivalbench.errors import ArrivalBenchError, TaskError
+from arrivalbench.errors import (
+    ArrivalBenchError,
+    ParameterError,
+    TaskError,
+    UnknownName,
+    mention,
+)
 from arrivalbench.study.template import template_sql
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -75,10 +79,20 @@ class Written:
     dropped: tuple[tuple[Hazard, str], ...]  # hazards the data does not allow, and why
 
 
+NOT_PLAIN = "not a plain identifier; use letters, digits and underscores, not starting with a "\
+    "digit"
+
+
 def identifier(value: str, what: str) -> str:
     if not IDENTIFIER.fullmatch(value):
-        raise TaskError(f"{what} {value!r}: not a plain identifier; use letters, digits and "
-                        "underscores, not starting with a digit")
+        raise TaskError(f"{what} {value!r}: {NOT_PLAIN}")
+    return value
+
+
+def _name(value: str, parameter: str) -> str:
+    """A name the request gives (`parameter`: the target, a source) as a plain identifier."""
+    if not IDENTIFIER.fullmatch(value):
+        raise ParameterError(parameter, repr(value), NOT_PLAIN)
     return value
 
 
@@ -97,7 +111,7 @@ def _reader(file: Path) -> str:
 
 def _columns(con: duckdb.DuckDBPyConnection, name: str, file: Path) -> dict[str, str]:
     if not file.is_file():
-        raise TaskError(f"--source {name}={file}: no such file")
+        raise ParameterError("sources", f"{name}={file}", "no such file")
     try:
         described = con.execute(f"DESCRIBE SELECT * FROM {_reader(file)}").fetchall()
         con.execute(f'CREATE TABLE "{name}" AS SELECT * FROM {_reader(file)}')
@@ -110,20 +124,20 @@ def _columns(con: duckdb.DuckDBPyConnection, name: str, file: Path) -> dict[str,
     return columns
 
 
-def _check_key(con: duckdb.DuckDBPyConnection, name: str, key: Sequence[str],
-               columns: Mapping[str, str], file: Path, what: str = "") -> None:
-    what = what or f"--key {name}={','.join(key)}"
+def _key_problem(con: duckdb.DuckDBPyConnection, name: str, key: Sequence[str],
+                 columns: Mapping[str, str], file: Path) -> str | None:
+    """What is wrong with `key` as the record key of source `name` (read from `file`), if
+    anything: the caller names whose key it is."""
     for column in key:
         if column not in columns:
-            raise TaskError(f"{what}: {file} has no column {column!r} "
-                            f"(columns: {', '.join(columns)})")
+            return f"{file} has no column {column!r} (columns: {', '.join(columns)})"
     quoted = ", ".join(f'"{c}"' for c in key)
     found = con.execute(f'SELECT {quoted}, count(*) FROM "{name}" GROUP BY ALL '
                         "HAVING count(*) > 1 ORDER BY ALL LIMIT 1").fetchone()
     if found is not None:
-        raise TaskError(f"{what}: not unique in {file} "
-                        f"({dict(zip(key, found[:-1], strict=True))} appears {found[-1]} "
-                        "times); a record key names one record of the log")
+        return (f"not unique in {file} ({dict(zip(key, found[:-1], strict=True))} appears "
+                f"{found[-1]} times); a record key names one record of the log")
+    return None
 
 
 def _document(request: Request, columns: Mapping[str, Mapping[str, str]],
@@ -151,27 +165,31 @@ def build(request: Request, limits: Limits = Limits()) -> Written:
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise TaskError(f"{folder}: already exists; give a new folder (init never overwrites)")
     if not request.sources:
-        raise TaskError("no --source given; give each source as --source NAME=FILE")
-    identifier(request.target, "--target")
+        raise ParameterError("sources", None, "none given; give each source and its data file")
+    _name(request.target, "target")
     for name in request.sources:
-        identifier(name, "--source")
+        _name(name, "sources")
         if name not in request.keys:
-            raise TaskError(f"source {name}: no record key; give --key {name}=COLUMN[,COLUMN]")
-    for name in [*request.keys, *request.event_times]:
-        if name not in request.sources:
-            raise TaskError(f"--key/--event-time {name}: no such source (sources: "
-                            f"{', '.join(request.sources)})")
+            raise ParameterError("keys", None, f"no record key for source {name}; give "
+                                 f"{mention('keys')} {name}=COLUMN[,COLUMN]")
+    for parameter, names in (("keys", request.keys), ("event_times", request.event_times)):
+        for name in names:
+            if name not in request.sources:
+                raise UnknownName(parameter, name, request.sources, problem="no such source")
     query = read_text(request.reference, TaskError, what="a .sql file with one SELECT")
 
     con = duckdb.connect(config={"threads": 1})
     columns: dict[str, dict[str, str]] = {}
     for name, file in request.sources.items():
         columns[name] = _columns(con, name, file)
-        _check_key(con, name, request.keys[name], columns[name], file)
+        key = request.keys[name]
+        problem = _key_problem(con, name, key, columns[name], file)
+        if problem is not None:
+            raise ParameterError("keys", f"{name}={','.join(key)}", problem)
         time = request.event_times.get(name)
         if time is not None and time not in columns[name]:
-            raise TaskError(f"--event-time {name}={time}: {file} has no column {time!r} "
-                            f"(columns: {', '.join(columns[name])})")
+            raise ParameterError("event_times", f"{name}={time}", f"{file} has no column "
+                                 f"{time!r} (columns: {', '.join(columns[name])})")
     try:
         shape = con.execute(f"DESCRIBE ({query.strip().rstrip(';')})").fetchall()
     except duckdb.Error as exc:
@@ -182,8 +200,8 @@ def build(request: Request, limits: Limits = Limits()) -> Written:
         identifier(column, f"{request.reference}: result column")
     for column in request.target_key:
         if column not in target:
-            raise TaskError(f"--target-key {','.join(request.target_key)}: the reference "
-                            f"returns no column {column!r} (columns: {', '.join(target)})")
+            raise ParameterError("target_key", ",".join(request.target_key), "the reference "
+                                 f"returns no column {column!r} (columns: {', '.join(target)})")
     timed = all(name in request.event_times for name in request.sources)
     candidates = [h for h in HAZARDS if h in ALWAYS or (timed and h in TIMED)]
     return _write(folder, lambda staging: _stage(staging, request, columns, target, candidates,
@@ -268,9 +286,9 @@ def _check_reference(spec: TaskSpec, limits: Limits) -> None:
     keys = Counter(canonical_json([to_json(row[i]) for i in at]) for row in first.rows)
     repeated = sorted(k for k, n in keys.items() if n > 1)
     if repeated:
-        raise TaskError(f"--target-key {','.join(spec.target.key)}: not unique in the "
-                        f"reference's result ({len(repeated)} keys repeat, e.g. {repeated[0]}); "
-                        "name the columns that make one row")
+        raise ParameterError("target_key", ",".join(spec.target.key), "not unique in the "
+                             f"reference's result ({len(repeated)} keys repeat, e.g. "
+                             f"{repeated[0]}); name the columns that make one row")
 
 
 # -- a task from a dbt project and its data (docs/dbt.md) -----------------------------------------
@@ -285,24 +303,24 @@ def data_files(data: Path, wanted: Sequence[str], known: Sequence[str]) -> dict[
     """`data/<table>.{csv,parquet,jsonl}` for each of `wanted`; a missing one, one given in two
     formats, and a data file for no source table of the project (`known`) are each named."""
     if not data.is_dir():
-        raise TaskError(f"--data {data}: not a folder; give the folder that holds one "
-                        f"file per source table ({', '.join(f'{n}.csv' for n in wanted)})")
+        raise ParameterError("data", data, "not a folder; give the folder that holds one file "
+                             f"per source table ({', '.join(f'{n}.csv' for n in wanted)})")
     found: dict[str, list[Path]] = {}
     for path in sorted(data.iterdir()):
         if path.suffix.lower() in DATA_SUFFIXES and not path.name.startswith("."):
             found.setdefault(path.stem, []).append(path)
     for stem, paths in found.items():
         if stem not in wanted and stem not in known:
-            raise TaskError(f"--data {data}: {paths[0].name} is the data of no source table "
-                            f"of the project (its sources: {', '.join(wanted)}); remove it or "
-                            "declare the table in a sources .yml")
+            raise ParameterError("data", data, f"{paths[0].name} is the data of no source "
+                                 f"table of the project (its sources: {', '.join(wanted)}); "
+                                 "remove it or declare the table in a sources .yml")
         if len(paths) > 1:
-            raise TaskError(f"--data {data}: source table {stem} has "
-                            f"{' and '.join(p.name for p in paths)}; keep one")
+            raise ParameterError("data", data, f"source table {stem} has "
+                                 f"{' and '.join(p.name for p in paths)}; keep one")
     for name in wanted:
         if name not in found:
-            raise TaskError(f"--data {data}: no data for source table {name}; add {name}.csv, "
-                            f"{name}.parquet or {name}.jsonl")
+            raise ParameterError("data", data, f"no data for source table {name}; add "
+                                 f"{name}.csv, {name}.parquet or {name}.jsonl")
     return {name: found[name][0] for name in wanted}
 
 
@@ -344,7 +362,8 @@ def _check_new(folder: Path) -> None:
 
 
 def from_dbt(folder: Path | None, project: Path, data: Path, model: str | None = None,
-             limits: Limits = Limits(), parent: Path | None = None) -> Written:
+             limits: Limits = Limits(), parent: Path | None = None, *,
+             passed_env: Sequence[str] = ()) -> Written:
     """The task `grade PROJECT --data DATA` grades: the project's sources and their data, the
     model's key as the target's, and the model built with `--full-refresh` over all the data
     as the reference: what dbt compiled for it as one query over the sources where that returns
@@ -355,7 +374,7 @@ def from_dbt(folder: Path | None, project: Path, data: Path, model: str | None =
 
     if folder is not None:
         _check_new(folder)
-    what, dbt = own.load(project, model, limits)
+    what, dbt = own.load(project, model, limits, passed_env)
     try:
         if folder is None:
             assert parent is not None
@@ -368,9 +387,11 @@ def from_dbt(folder: Path | None, project: Path, data: Path, model: str | None =
         for source in what.sources:
             file = files[source.name]
             columns[source.name] = _columns(con, source.name, file)
-            _check_key(con, source.name, source.record_key, columns[source.name], file,
-                       f"source table {source.name}'s record key "
-                       f"{','.join(source.record_key)}")
+            problem = _key_problem(con, source.name, source.record_key, columns[source.name],
+                                   file)
+            if problem is not None:
+                raise TaskError(f"source table {source.name}'s record key "
+                                f"{','.join(source.record_key)}: {problem}")
             if source.event_time is not None and source.event_time not in columns[source.name]:
                 raise TaskError(f"source table {source.name}'s event time "
                                 f"{source.event_time}: {file} has no column "
@@ -425,17 +446,6 @@ def from_dbt(folder: Path | None, project: Path, data: Path, model: str | None =
                   candidates, limits)
 
 
-def over_prefixes(spec: TaskSpec) -> bool:
-    """Whether the reference reads the sources, and so has a result over every prefix of the
-    log (the compiled full refresh), rather than holding dbt's rows over all of it."""
-    import sqlglot
-    from sqlglot import exp
-
-    tree = sqlglot.parse_one(spec.reference_sql, read="duckdb")
-    names = {source.name for source in spec.sources}
-    return any(t.name in names and not t.db for t in tree.find_all(exp.Table))
-
-
 def _stand_in(target: str, sources: Sequence[str], query: str) -> str:
     """The gold of a task from a dbt project. The project is the pipeline graded; a task
     folder needs a gold, and this one keeps what it is delivered (so that a crash has
@@ -454,36 +464,3 @@ def _stand_in(target: str, sources: Sequence[str], query: str) -> str:
 
 def refreshed_rows(table: Table) -> str:
     return f"{len(table.rows)} row{'' if len(table.rows) == 1 else 's'}"
-
-
-def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "arrivalbench" / "own-data"
-
-
-def derived(project: Path, data: Path, model: str | None = None,
-            limits: Limits = Limits()) -> TaskSpec:
-    """The task `grade PROJECT --data DATA` grades, built once per project, data and harness:
-    cached under the digest of all three, so that the full refresh costs one dbt run."""
-    from arrivalbench.core.artifacts.dbt import files as project_files
-    from arrivalbench.core.version import harness_version
-
-    root = project.resolve()
-    if not (root / "dbt_project.yml").is_file():
-        raise TaskError(f"{project}: no dbt_project.yml; grade --data takes a dbt project "
-                        "folder (a script is graded on a task: --task TASK)")
-    if not data.is_dir():
-        raise TaskError(f"--data {data}: not a folder; give the folder that holds one file "
-                        "per source table (<table>.csv, .parquet or .jsonl)")
-    h = hashlib.sha256(f"{harness_version()}\nmodel {model or ''}\n".encode())
-    h.update(project_files.read(root).digest.encode())
-    for path in sorted(data.iterdir()):
-        if path.suffix.lower() in DATA_SUFFIXES and path.is_file():
-            h.update(f"\n{path.name} {path.stat().st_size}\n".encode())
-            h.update(path.read_bytes())
-    home = cache_root() / h.hexdigest()[:24]
-    found = [p for p in home.iterdir() if p.is_dir() and not p.name.startswith(".")] \
-        if home.is_dir() else []
-    if len(found) == 1:
-        return load_spec(found[0])
-    return from_dbt(None, project, data, model, limits, parent=home).spec

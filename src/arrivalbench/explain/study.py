@@ -17,6 +17,7 @@ from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Limits
 from arrivalbench.core.grading import plan_kinds
 from arrivalbench.core.task import load_spec
 from arrivalbench.core.values import JSON
+from arrivalbench.errors import UnknownName
 from arrivalbench.explain import DEFAULT_BUDGET, explain
 from arrivalbench.study.keys import current_versions
 from arrivalbench.study.store import MinimalPlan, Store
@@ -79,6 +80,10 @@ def explain_results(results: Path, budget: int = DEFAULT_BUDGET, arms: Sequence[
     engine_version, harness_version = current_versions(engine)
     # A missing file is an error (a read-only store never creates one), not a new empty file.
     with Store(results, read_only=not results.is_file()) as store:
+        known = store.arms()
+        unknown = [arm for arm in arms if arm not in known]
+        if unknown:
+            raise UnknownName("arms", unknown[0], known, problem=f"not in {results}")
         tasks = store.tasks()
         cells = [c for c in store.cells(list(arms) or None, engine) if c.artifact is not None]
         done = store.explained(engine_version, harness_version)

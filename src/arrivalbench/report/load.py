@@ -15,7 +15,7 @@ from arrivalbench.core.engine import DEFAULT_ENGINE
 from arrivalbench.core.engine.cost import Cost
 from arrivalbench.core.task import DEFAULT_TIER, TIERS, Budget, TierChoice
 from arrivalbench.corpus.budget import within
-from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.errors import ArrivalBenchError, ParameterError, UnknownName
 from arrivalbench.study.store import Store
 
 
@@ -109,13 +109,13 @@ def _read(store: Store, path: Path, wanted: list[str], compare: list[str],
     if not known:
         raise ArrivalBenchError(f"{path}: holds no cells yet; grade some arms into it first "
                                 "(arrivalbench run)")
-    unknown = [a for a in dict.fromkeys([*wanted, *compare]) if a not in known]
-    if unknown:
-        raise ArrivalBenchError(f"arm {unknown[0]}: not in {path}; arms there: "
-                                f"{', '.join(known)}")
+    for parameter, names in (("arms", wanted), ("compare", compare)):
+        unknown = [a for a in names if a not in known]
+        if unknown:
+            raise UnknownName(parameter, unknown[0], known, problem=f"not in {path}")
     if len(compare) == 2 and compare[0] == compare[1]:
-        raise ArrivalBenchError(f"compare {compare[0]} with {compare[1]}: the same arm twice; "
-                                "give two different arms")
+        raise ParameterError("compare", " ".join(compare), "the same arm twice; give two "
+                             "different arms")
     arms = tuple(sorted(dict.fromkeys([*wanted, *compare]))) if wanted else tuple(known)
     of = store.tiers()
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import duckdb
 
-from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.errors import ParameterError
 
 PREFIX = "EXPLAIN (ANALYZE, FORMAT JSON)\n"  # on its own line: the statement keeps its lines
 
@@ -53,11 +53,11 @@ def check_measurable(engine: str, script: bool = True) -> None:
     own statements are profiled: a dbt project's are sent by dbt. (Every generated schedule
     can be measured; the kinds are checked where a plan is made.)"""
     if not script:
-        raise ArrivalBenchError("--cost: a dbt project's statements are not measured; grade "
-                                "it without --cost")
+        raise ParameterError("measure", None, "a dbt project's statements are not measured; "
+                             "leave it out")
     if engine not in MEASURABLE_ENGINES:
-        raise ArrivalBenchError(f"--cost: engine {engine!r} cannot measure rows read; "
-                                f"cost is measured on {', '.join(sorted(MEASURABLE_ENGINES))}")
+        raise ParameterError("measure", None, f"engine {engine!r} cannot measure rows read; "
+                             f"cost is measured on {', '.join(sorted(MEASURABLE_ENGINES))}")
 
 
 @dataclass(frozen=True)

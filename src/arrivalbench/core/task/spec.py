@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName
-from arrivalbench.errors import TaskError
+from arrivalbench.errors import TaskError, mention
 
 Mode = Literal["append", "upsert", "aggregate"]
 Difficulty = Literal["easy", "medium", "hard"]
@@ -184,7 +184,7 @@ class TaskSpec:
 
     def missing(self, engine: EngineName, file: str) -> TaskError:
         return TaskError(f"task {self.id} has no {engine} pipelines ({self.path / file} is "
-                         f"missing); add it, or grade this task with --engine "
+                         f"missing); add it, or grade this task with {mention('engine')} "
                          f"{DEFAULT_ENGINE}")
 
 
