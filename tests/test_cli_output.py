@@ -293,3 +293,34 @@ def test_explain_wraps_to_80_columns_when_piped(tmp_path: Path) -> None:
     assert [line for line in out.splitlines() if line != line.rstrip()] == []
     assert "first divergence: batch" in out
 
+
+
+def test_the_console_pads_lines_to_the_width_only_on_a_terminal(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """What rich pads a line to the width with is left out when standard output is not a
+    terminal, and only the padding: a line's own inner spaces stay."""
+    from arrivalbench.cli.console import out
+
+    out.print("a  b\nlonger line", justify="left")
+    assert capsys.readouterr().out == "a  b\nlonger line\n"
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # rich's own switch: a terminal after all
+    out.print("a  b\nlonger line", justify="left")
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", capsys.readouterr().out)
+    assert plain.splitlines() == ["a  b".ljust(out.width), "longer line".ljust(out.width)]
+
+
+def test_the_console_writes_past_a_progress_bar_to_standard_output(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A live progress bar on standard error puts a proxy in `sys.stdout` that would print
+    above the bar; a verdict printed meanwhile still goes to standard output."""
+    from rich.file_proxy import FileProxy
+    from rich.progress import Progress
+
+    from arrivalbench.cli.console import out
+
+    stderr = io.StringIO()
+    with Progress(console=Console(file=stderr, force_terminal=True), transient=True):
+        assert isinstance(sys.stdout, FileProxy)
+        out.print("store_daily_revenue PASS")
+    assert capsys.readouterr().out == "store_daily_revenue PASS\n"
+    assert "store_daily_revenue" not in stderr.getvalue()

@@ -1,6 +1,6 @@
 """Every command of the README, as a newcomer copies it (see `docblocks` for how a block is run).
 What cannot run here is skipped by the list below, each with its reason. The README is the front
-page: short, with the reference in docs/ (tested by test_docs.py)."""
+page: short, with the reference in docs/ (tested by test_docs.py and test_docs_<group>.py)."""
 
 from __future__ import annotations
 

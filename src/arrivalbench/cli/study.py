@@ -179,7 +179,7 @@ def generate(model: str, variant: str, replicates: int, task_refs: Sequence[str]
 
 
 
-REPORT_EXTRA = ("matplotlib", "numpy", "scipy")  # the distributions of the 'report' extra
+REPORT_EXTRA = ("matplotlib", "numpy")  # the distributions of the 'report' extra
 
 
 # -- report --------------------------------------------------------------------------------------
