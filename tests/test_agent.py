@@ -16,7 +16,7 @@ from arrivalbench.agent import feedback
 from arrivalbench.agent.extract import extract, statements
 from arrivalbench.agent.inspect_task import arrivalbench
 from arrivalbench.agent.samples import FINAL, REASON, TURNS
-from arrivalbench.core.grading import Point, artifact_digest
+from arrivalbench.core.grading import Point, artifact_digest, grade, plan
 from arrivalbench.core.task import load_spec
 from arrivalbench.corpus import leakage
 from conftest import TINY_GOLD, TINY_NO_DEDUP, TINY_YAML, grade1, write_task
@@ -238,6 +238,38 @@ def test_the_scorer_checks_nondeterminism_as_grade_does(
     assert "nondeterministic: a second snapshot replay" in score.explanation
 
 
+def test_the_eval_reports_what_in_process_grading_gives(
+        loop_run: dict[str, EvalSample]) -> None:
+    """The snapshot test and the scorer grade in worker processes; what the log holds is what
+    `core.grading` gives in this process, byte for byte: every turn's snapshot detail, the
+    verdicts and the explanation built from them (`random` differs from replay to replay)."""
+    from arrivalbench.agent.inspect_task import explain
+
+    compared = 0
+    for name, sample in loop_run.items():
+        if name == "random":
+            continue
+        spec = load_spec(sample.metadata["task_source"])
+        for turn in turns_of(sample):
+            if turn["sql"] is not None:
+                here = grade1(spec, turn["sql"], Point("snapshot", 0))[0]
+                assert (turn["snapshot_verdict"], turn["snapshot_detail"]) == \
+                    (here.status, here.detail), (name, turn["turn"])
+                compared += 1
+        final = sample.store[FINAL]
+        if final is None:
+            continue
+        graded = [g.verdict for g in grade(spec, final, plan(spec, 1))]
+        score = sample.scores["verdicts"] if sample.scores else None
+        assert score is not None and score.explanation == explain(graded), name
+        by_kind: dict[str, list[str]] = {}
+        for v in graded:
+            by_kind.setdefault(v.schedule, []).append(v.status)
+        assert verdict_meta(sample)["verdicts"] == by_kind, name
+        compared += 1
+    assert compared >= 10
+
+
 def test_a_failure_is_repaired_on_turn_two(loop_run: dict[str, EvalSample]) -> None:
     sample = loop_run["repaired"]
     turns = turns_of(sample)
@@ -348,3 +380,43 @@ def test_a_provider_error_is_described_by_its_last_attempt() -> None:
     attempt.set_exception(ConnectionError("Connection refused\nat 0x7f00"))
     assert describe_error(RetryError(attempt)) == "ConnectionError: Connection refused"
     assert describe_error(RuntimeError("")) == "RuntimeError"
+
+
+def test_the_private_active_model_api_keeps_the_shape_offline_mock_reads(tmp_path: Path
+                                                                           ) -> None:
+    """Inspect has no public way to ask, while a task is built, which model the eval runs:
+    `get_model()` falls back to INSPECT_EVAL_MODEL outside an eval (and would pin that model
+    on a task built by hand). `offline_mock` reads the private `active_model()` (the pinned
+    inspect-ai); this fails when its shape changes: no arguments, None outside an eval, and
+    while `inspect eval` builds a task the eval's model, with `model_args` and `config`."""
+    import inspect
+
+    from inspect_ai import Task, task
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import GenerateConfig, Model
+    from inspect_ai.model._model import active_model
+
+    from arrivalbench.agent.inspect_task import mock_outputs, offline_mock
+
+    assert list(inspect.signature(active_model).parameters) == []
+    assert active_model() is None and offline_mock() is None
+    seen: list[tuple[Model | None, Model | None]] = []
+
+    @task
+    def probe() -> Task:
+        seen.append((active_model(), offline_mock()))
+        return Task(dataset=[Sample(input="hello")], model=seen[-1][1])
+
+    logs = inspect_eval(probe, model="mockllm/model", log_dir=str(tmp_path / "logs"),
+                        display="none")
+    [(active, mock)] = seen
+    assert isinstance(active, Model) and str(active) == "mockllm/model"
+    assert active.model_args == {} and isinstance(active.config, GenerateConfig)
+    # ...so the task's model is the mock whose replies carry their usage, and the eval ran
+    # without a tokenizer
+    assert isinstance(mock, Model) and str(mock) == "mockllm/model" and mock is not active
+    assert logs[0].status == "success", logs[0].error
+    assert logs[0].stats.model_usage["mockllm/model"].input_tokens == 0
+    given = inspect_eval(probe, model="mockllm/model", log_dir=str(tmp_path / "logs"),
+                         model_args={"custom_outputs": mock_outputs()}, display="none")
+    assert given[0].status == "success" and seen[1][1] is None  # its own outputs: kept

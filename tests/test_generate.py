@@ -16,11 +16,12 @@ from typing import Any, ClassVar
 
 import duckdb
 import pytest
+from inspect_ai.log import list_eval_logs, read_eval_log
 from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage
 
 from arrivalbench.agent import generate as generation
 from arrivalbench.cli import main
-from arrivalbench.core.grading import artifact_digest
+from arrivalbench.core.grading import artifact_digest, plan
 from arrivalbench.core.task import builtin_ids, load_spec
 from arrivalbench.corpus import leakage
 from arrivalbench.sql.idioms import signature
@@ -263,8 +264,7 @@ class _FakeOpenAI(BaseHTTPRequestHandler):
         if not self.path.endswith("/chat/completions"):
             self.send_error(404)
             return
-        users = [m for m in body["messages"] if m["role"] == "user"]
-        text = fenced(WRONG_COUNT if len(users) == 1 else TINY_GOLD)
+        text = self.text([m for m in body["messages"] if m["role"] == "user"])
         payload = json.dumps({
             "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion", "created": 0,
             "model": body["model"],
@@ -278,14 +278,26 @@ class _FakeOpenAI(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
+    def text(self, users: list[dict[str, Any]]) -> str:
+        return fenced(WRONG_COUNT if len(users) == 1 else TINY_GOLD)
+
     def log_message(self, *_args: Any) -> None:
         pass
 
 
-@pytest.fixture
-def openai_server() -> Iterator[str]:
+class _HostileOpenAI(_FakeOpenAI):
+    """Chat completions: every reply the hostile probe that allocates a 2 GB string."""
+
+    def text(self, users: list[dict[str, Any]]) -> str:
+        return fenced(HUGE_VALUE.read_text())
+
+
+HUGE_VALUE = Path(__file__).resolve().parent / "hostile" / "duckdb" / "memory_big_string.sql"
+
+
+def serve(handler: type[_FakeOpenAI]) -> Iterator[str]:
     _FakeOpenAI.requests = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeOpenAI)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -294,6 +306,16 @@ def openai_server() -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
+
+
+@pytest.fixture
+def openai_server() -> Iterator[str]:
+    yield from serve(_FakeOpenAI)
+
+
+@pytest.fixture
+def hostile_server() -> Iterator[str]:
+    yield from serve(_HostileOpenAI)
 
 
 def _text(message: dict[str, Any]) -> str:
@@ -341,3 +363,52 @@ def test_generate_over_http_with_the_openai_provider(
     provenance = json.loads(rows(results, "SELECT provenance FROM cells")[0][0])
     assert provenance["base_url"] == openai_server
     assert load_spec(task).digest == rows(results, "SELECT task_digest FROM cells")[0][0]
+
+
+# `arrivalbench generate` in a process of its own, whose peak memory is read at the end: VmHWM
+# is that process's high-water mark (ru_maxrss would carry across exec the test's own peak).
+GENERATE_PEAK = """
+import sys
+from arrivalbench.cli import main
+try:
+    main(sys.argv[1:])
+    code = 0
+except SystemExit as exc:
+    code = exc.code
+with open("/proc/self/status") as status:
+    peak = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
+print(code, int(peak) * 1024)
+"""
+
+
+def test_a_huge_value_from_a_served_model_is_a_memory_error_and_generate_stays_small(
+        tmp_path: Path, hostile_server: str) -> None:
+    """A model over HTTP answers every turn with a script that allocates a 2 GB string outside
+    DuckDB's buffer manager: the snapshot test of each turn and the grading after it replay it
+    in bounded workers, where it is an ERROR with phase memory, and the process running
+    Inspect stays under 1 GB."""
+    from arrivalbench.study.executors.local import WORKER_DATA
+
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(OPENAI_API_KEY="not-a-real-key", INSPECT_DISPLAY="none")
+    results = tmp_path / "r.duckdb"
+    done = subprocess.run(
+        [sys.executable, "-c", GENERATE_PEAK, "generate", "--model", "openai/arrivalbench-test",
+         "--base-url", hostile_server, "--task", "ad_clicks_clean", "--results", str(results),
+         "--seeds", "1", "--workers", "1"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False)
+    code, peak = done.stdout.split()[-2:]
+    assert code == "0", done.stderr[-3000:]
+    assert int(peak) < 1024 * 1024 * 1024 < WORKER_DATA, peak
+    assert rows(results, "SELECT turn, snapshot_verdict FROM turns ORDER BY turn") == \
+        [(1, "ERROR"), (2, "ERROR"), (3, "ERROR")]
+    records = [json.loads(r) for (r,) in rows(results, "SELECT record FROM verdicts")]
+    kinds = {point.schedule for point in plan(load_spec("ad_clicks_clean"), 1)}
+    assert {r["schedule"] for r in records} == kinds
+    assert {(r["verdict"], r["detail"]["phase"]) for r in records} == {("ERROR", "memory")}
+    # each turn's snapshot detail, in the Inspect log beside the results file
+    [info] = list_eval_logs(str(tmp_path / "r.inspect-logs"))
+    [sample] = read_eval_log(info).samples or []
+    assert [t["snapshot_detail"]["phase"] for t in sample.store["arrivalbench:turns"]] == \
+        ["memory"] * 3
+

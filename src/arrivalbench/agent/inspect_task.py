@@ -12,21 +12,29 @@ task's plan, so the log shows the snapshot and the temporal verdicts side by sid
 The turns live in the sample's store (`arrivalbench:turns`, `arrivalbench:final`,
 `arrivalbench:reason`), which Inspect writes to the log; `arrivalbench generate` reads them
 from there.
+
+Model-written SQL never runs in this process. The snapshot test and the scorer replay the
+script in worker processes whose data is bounded (`study.isolated`, over the local executor, as
+`grade` does): a huge value the engine does not bound is an ERROR with phase `memory` there,
+and Inspect's process stays small.
 """
 
 from __future__ import annotations
 
-import threading
+import os
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeAlias
 
 import anyio
+from anyio.lowlevel import RunVar
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageUser, Model, get_model
 
-# Private, but get_model() outside an eval falls back to INSPECT_EVAL_MODEL or raises.
+# Private (inspect-ai is pinned; tests/test_agent.py fails when its shape changes): the public
+# get_model() falls back to INSPECT_EVAL_MODEL outside an eval, which would pin that model on a
+# task built by hand.
 from inspect_ai.model._model import active_model
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -44,16 +52,9 @@ from arrivalbench.agent.samples import (
     sample_id,
     task_refs,
 )
+from arrivalbench.core.artifacts import script_ref
 from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, check_engine
-from arrivalbench.core.grading import (
-    DEFAULT_SEEDS,
-    Graded,
-    GradeOptions,
-    Point,
-    artifact_digest,
-    grade,
-    plan,
-)
+from arrivalbench.core.grading import DEFAULT_SEEDS, GradeOptions, Point, artifact_digest, plan
 from arrivalbench.core.task import TaskSpec, load_spec, load_specs, source_of
 from arrivalbench.core.values import JSON, digest
 from arrivalbench.core.verdict import STATUSES, Verdict
@@ -61,21 +62,63 @@ from arrivalbench.corpus.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS, bu
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.sql.idioms import signature
 from arrivalbench.study.cells import classify
+from arrivalbench.study.executors import Result
+from arrivalbench.study.isolated import grade_points
 
-T = TypeVar("T")
+# -- grading in worker processes ---------------------------------------------------------------
 
-# The engine runs one replay at a time per process (engine/duckdb.py); samples run
-# concurrently, so every replay goes through this lock, in a worker thread so that the event
-# loop keeps serving the other samples' model calls meanwhile.
-_ENGINE = threading.Lock()
+# A point's verdict and, on `snapshot`, what a second replay changed (None: nothing).
+Graded: TypeAlias = tuple[Verdict, dict[str, JSON] | None]
+
+# Each call grades in worker processes of its own, started and stopped by the thread that waits
+# on them: a worker dies with the thread that started it (PR_SET_PDEATHSIG), so a pool must not
+# outlive its thread, and starting one costs about a second against a model's turn. Samples run
+# concurrently: every call draws its workers from this one budget per eval (per event loop), so
+# that however many samples run at once, no more than one worker per core is alive.
+WORKER_BUDGET = os.cpu_count() or 1
+_budget: RunVar[anyio.Semaphore] = RunVar("arrivalbench_worker_budget")
 
 
-async def in_engine(work: Callable[..., T], *args: Any) -> T:
-    def locked() -> T:
-        with _ENGINE:
-            return work(*args)
+def graded_in_workers(spec: TaskSpec, script: str, points: Sequence[Point],
+                      engine: EngineName, workers: int) -> list[Graded]:
+    """`script` graded at each point, in the order of `points`, by `workers` worker processes
+    started for this call, whose data is bounded (`study.isolated`): the verdicts
+    `core.grading.grade` gives in one process, byte for byte (so a snapshot test, too,
+    replays `snapshot` a second time for the nondeterminism check)."""
+    found: dict[int, Graded] = {}
 
-    return await anyio.to_thread.run_sync(locked)
+    def on_graded(index: int, result: Result, nondeterministic: dict[str, JSON] | None) -> None:
+        found[index] = (result.verdict, nondeterministic)
+
+    grade_points(spec, script_ref(script), points, options=GradeOptions(engine),
+                 on_graded=on_graded, workers=workers)
+    return [found[i] for i in range(len(points))]
+
+
+async def in_workers(spec: TaskSpec, script: str, points: Sequence[Point],
+                     engine: EngineName) -> list[Graded]:
+    """`graded_in_workers` on a thread that waits on the workers, so that the event loop keeps
+    serving the other samples' model calls meanwhile, with as many workers as the budget has
+    free (at least one: a call waits for one, then takes more while they are free)."""
+    try:
+        budget = _budget.get()
+    except LookupError:
+        budget = anyio.Semaphore(WORKER_BUDGET)
+        _budget.set(budget)
+    await budget.acquire()
+    taken = 1
+    try:
+        while taken < min(len(points), WORKER_BUDGET):
+            try:
+                budget.acquire_nowait()
+            except anyio.WouldBlock:
+                break
+            taken += 1
+        return await anyio.to_thread.run_sync(graded_in_workers, spec, script, points, engine,
+                                              taken)
+    finally:
+        for _ in range(taken):
+            budget.release()
 
 
 # -- samples -----------------------------------------------------------------------------------
@@ -102,11 +145,6 @@ def samples(specs: Sequence[TaskSpec], variant: str = DEFAULT_VARIANT,
 
 
 # -- the repair loop ----------------------------------------------------------------------------
-
-
-def snapshot_test(spec: TaskSpec, script: str, engine: EngineName = DEFAULT_ENGINE) -> Verdict:
-    [graded] = judge_points(spec, script, [Point("snapshot", 0)], engine)
-    return graded.verdict
 
 
 def sample_engine(metadata: dict[str, Any]) -> EngineName:
@@ -150,8 +188,8 @@ def repair_loop(max_turns: int = MAX_TURNS) -> Solver:
                     state.store.set(REASON, got.problem)
             else:
                 script = got.script
-                verdict = await in_engine(snapshot_test, spec, script,
-                                          sample_engine(state.metadata))
+                [(verdict, _)] = await in_workers(spec, script, [Point("snapshot", 0)],
+                                                  sample_engine(state.metadata))
                 record["snapshot_verdict"] = verdict.status
                 record["snapshot_detail"] = verdict.detail
                 record["feedback"] = feedback.snapshot(spec, verdict, statements(script))
@@ -176,16 +214,6 @@ def describe_error(exc: BaseException) -> str:
         exc = inner
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return f"{type(exc).__name__}: {text}"[:500] if text else type(exc).__name__
-
-
-def _grade_plan(spec: TaskSpec, script: str, points: Sequence[Point],
-                engine: EngineName = DEFAULT_ENGINE) -> list[Graded]:
-    return judge_points(spec, script, points, engine)
-
-
-def judge_points(spec: TaskSpec, script: str, points: Sequence[Point],
-                 engine: EngineName = DEFAULT_ENGINE) -> list[Graded]:
-    return list(grade(spec, script, points, options=GradeOptions(engine)))
 
 
 # -- the scorer ---------------------------------------------------------------------------------
@@ -243,10 +271,9 @@ def verdicts(seeds: int = DEFAULT_SEEDS) -> Scorer:
                          answer=None, explanation=f"no script: {reason}",
                          metadata={**common, "reason": reason})
         points = plan(spec, seeds)
-        full = await in_engine(_grade_plan, spec, script, points,
-                               sample_engine(state.metadata))
-        graded = [g.verdict for g in full]
-        differing = next((g.nondeterministic for g in full if g.nondeterministic), None)
+        full = await in_workers(spec, script, points, sample_engine(state.metadata))
+        graded = [verdict for verdict, _ in full]
+        differing = next((found for _, found in full if found), None)
         by_kind: dict[str, list[str]] = {}
         for v in graded:
             by_kind.setdefault(v.schedule, []).append(v.status)
