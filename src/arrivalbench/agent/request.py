@@ -11,7 +11,7 @@ from typing import Any
 from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, check_engine
 from arrivalbench.core.grading import DEFAULT_SEEDS, check_seeds
 from arrivalbench.corpus.prompts import DEFAULT_VARIANT, MAX_TURNS, VARIANTS
-from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.errors import ArrivalBenchError, ParameterError
 
 DEFAULT_MAX_TOKENS = 8000
 
@@ -69,7 +69,7 @@ def parse_model_args(pairs: Sequence[str]) -> dict[str, Any]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise ArrivalBenchError(f"-M {pair}: give KEY=VALUE, e.g. -M responses_api=true")
+            raise ParameterError("model_args", pair, "give KEY=VALUE, e.g. responses_api=true")
         try:
             out[key.strip()] = yaml.safe_load(value) if value.strip() else ""
         except yaml.YAMLError:

@@ -21,7 +21,7 @@ from arrivalbench.core.schedules import CONTROLS, KINDS, Params, Schedule, make
 from arrivalbench.core.task import Column, Target, TaskSpec
 from arrivalbench.core.values import JSON, digest
 from arrivalbench.core.verdict import Status, Verdict
-from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.errors import ArrivalBenchError, ParameterError
 
 DEFAULT_SEEDS = 5
 
@@ -59,7 +59,7 @@ def plan(spec: TaskSpec, seeds: int = DEFAULT_SEEDS, kinds: Sequence[str] = ()) 
 def check_seeds(seeds: int) -> None:
     """Seeds are counted: 0..seeds-1, at least one."""
     if seeds < 1:
-        raise ArrivalBenchError(f"seeds {seeds}: give a whole number of at least 1")
+        raise ParameterError("seeds", seeds, "give a whole number of at least 1")
 
 
 def check_kind(spec: TaskSpec, kind: str) -> None:

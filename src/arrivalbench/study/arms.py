@@ -18,7 +18,7 @@ from arrivalbench.core.artifacts import ArtifactRef, script_ref
 from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName
 from arrivalbench.core.task import TaskSpec, pipeline_file, source_of
 from arrivalbench.core.values import JSON
-from arrivalbench.errors import ArrivalBenchError, TaskError
+from arrivalbench.errors import TaskError, UnknownName
 from arrivalbench.sql.idioms import signature
 from arrivalbench.study.template import TEMPLATE_VERSION, template_sql
 
@@ -79,7 +79,7 @@ def builtin(arm: str, specs: Sequence[TaskSpec], engine: EngineName = DEFAULT_EN
     stops the run before anything is written."""
     make = {"gold": gold, "negatives": negatives, "template": template}.get(arm)
     if make is None:
-        raise ArrivalBenchError(f"unknown arm {arm!r}; built-in arms: {', '.join(BUILTIN_ARMS)}")
+        raise UnknownName("arms", arm, BUILTIN_ARMS)
     return [a for spec in specs for a in make(spec, engine)]
 
 

@@ -35,7 +35,7 @@ from arrivalbench.core.engine.cost import check_measurable
 from arrivalbench.core.grading import DEFAULT_SEEDS, GradeOptions, check_seeds, plan
 from arrivalbench.core.task import TaskSpec, builtin_ids, load_spec, load_specs, source_of
 from arrivalbench.core.verdict import STATUSES
-from arrivalbench.errors import WARNING, ArrivalBenchError
+from arrivalbench.errors import WARNING, ArrivalBenchError, ParameterError, UnknownName, mention
 from arrivalbench.study import arms as armlib
 from arrivalbench.study import executors
 from arrivalbench.study.cells import classify
@@ -133,14 +133,14 @@ def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None
     if measure:
         check_measurable(engine)
     if arm_name is not None and submissions is None:
-        raise ArrivalBenchError(f"arm name {arm_name!r} names a folder of submissions; give "
-                                "the folder")
+        raise ParameterError("arm_name", arm_name, "names a folder of submissions; give "
+                             f"{mention('submissions')} too")
     chosen = list(dict.fromkeys(arms or ()))
     for arm in chosen:
         if arm not in armlib.BUILTIN_ARMS:
-            raise ArrivalBenchError(f"arm {arm!r}: unknown; built-in arms: "
-                                    f"{', '.join(armlib.BUILTIN_ARMS)} (a folder of scripts "
-                                    "is an arm of submissions)")
+            raise UnknownName("arms", arm, armlib.BUILTIN_ARMS,
+                              problem="not a built-in arm (a folder of scripts is an arm of "
+                                      "submissions)")
     if not chosen and submissions is None:
         chosen = list(DEFAULT_ARMS)
     check_seeds(seeds)

@@ -14,7 +14,7 @@ from arrivalbench.core.artifacts import ArtifactRef
 from arrivalbench.core.engine import EngineName
 from arrivalbench.core.grading import GradeOptions
 from arrivalbench.core.task import TaskSpec
-from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.errors import ArrivalBenchError, ParameterError
 from arrivalbench.study.executors import Executor, Result, Unit
 from arrivalbench.study.grid import Warn, load_cell_task, make_executor, stderr_warning
 from arrivalbench.study.keys import Key, current_versions
@@ -57,7 +57,7 @@ def regrade(results: Path | str = DEFAULT_RESULTS, *, sample: int | None = None,
     Verdicts of other versions, and of tasks whose files changed since, cannot be reproduced
     here: they are counted as skipped, with a warning. The file is opened read-only."""
     if sample is not None and sample < 1:
-        raise ArrivalBenchError(f"sample {sample}: give a whole number of at least 1")
+        raise ParameterError("sample", sample, "give a whole number of at least 1")
     warnings: list[str] = []
 
     def note(message: str) -> None:

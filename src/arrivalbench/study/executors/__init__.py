@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from arrivalbench.errors import ArrivalBenchError
+from arrivalbench.errors import UnknownName
 from arrivalbench.study.executors.local import LocalExecutor
 from arrivalbench.study.executors.ray_tasks import RayExecutor
 from arrivalbench.study.executors.unit import (
@@ -64,4 +64,4 @@ def make(name: str, workers: int | None = None, work: Work = compute) -> Executo
         executor = RayExecutor(workers, work)
         executor._ray()  # the extra is installed, or a one-line error now
         return executor
-    raise ArrivalBenchError(f"executor {name!r}: unknown; choose one of {', '.join(EXECUTORS)}")
+    raise UnknownName("executor", name, EXECUTORS)

@@ -29,6 +29,7 @@ from arrivalbench.core.artifacts.dbt.process import Child, Died, Expired
 from arrivalbench.core.artifacts.ref import ArtifactRef
 from arrivalbench.core.engine import Failure, Limits, normalize_message
 from arrivalbench.core.values import digest
+from arrivalbench.errors import mention
 
 if TYPE_CHECKING:
     import duckdb
@@ -496,8 +497,9 @@ def _check(found: files.Files, model: str, spec: TaskSpec, parsed: dict[str, Any
     models = {n["name"]: uid for uid, n in nodes.items() if n["resource_type"] == "model"}
     if model not in models:
         known = ", ".join(sorted(models)) or "none"
-        fix = (f"name the model after the target {spec.target.name!r} or give --select MODEL"
-               if model == spec.target.name else "give --select one of them")
+        fix = (f"name the model after the target {spec.target.name!r} or give "
+               f"{mention('select')} MODEL" if model == spec.target.name else
+               f"give {mention('select')} one of them")
         raise DbtError(f"{root}: no model named {model!r} (models: {known}); {fix}")
     _refuse_python(nodes, models[model], root)
     node = nodes[models[model]]

@@ -35,6 +35,7 @@ from arrivalbench.core.artifacts.dbt import (
 from arrivalbench.core.artifacts.dbt.files import DbtError
 from arrivalbench.core.artifacts.dbt.inline import Compiled, inlined
 from arrivalbench.core.engine import Failure, Limits, Table
+from arrivalbench.errors import mention
 
 META = "arrivalbench"  # the key of a project's own declarations under `meta`
 
@@ -81,16 +82,17 @@ def declared(parsed: Mapping[str, Any], root: Path, model: str | None) -> Declar
         if len(incremental) != 1:
             listed = ", ".join(incremental) or "none"
             raise DbtError(f"{root}: {len(incremental)} incremental models ({listed}); "
-                           "name the one to grade with --model MODEL")
+                           f"name the one to grade with {mention('model')} MODEL")
         model = incremental[0]
     if model not in models:
         raise DbtError(f"{root}: no model named {model!r} (models: "
-                       f"{', '.join(sorted(models)) or 'none'}); give --model one of them")
+                       f"{', '.join(sorted(models)) or 'none'}); give {mention('model')} one of "
+                       "them")
     node = nodes[models[model]]
     if node["materialized"] != "incremental":
         raise DbtError(f"{root}: model {model} is materialized as {node['materialized']!r}, "
-                       "not incremental; set materialized='incremental' or give --model "
-                       f"one of: {', '.join(incremental) or 'none'}")
+                       "not incremental; set materialized='incremental' or give "
+                       f"{mention('model')} one of: {', '.join(incremental) or 'none'}")
     _refuse_python(nodes, models[model], root)
     key_value = node["unique_key"] or _ours(node["meta"]).get("unique_key")
     if not key_value:
@@ -156,7 +158,8 @@ def load(root: Path, model: str | None, limits: Limits = Limits(),
     then ready to run as `Declared.model`, its output exposed under the model's own name."""
     root = root.resolve()
     if not is_project(root):
-        raise DbtError(f"{root}: no dbt_project.yml; --data grades a dbt project folder")
+        raise DbtError(f"{root}: no dbt_project.yml; {mention('data')} grades a dbt project "
+                       "folder")
     _check_extra()
     found = _read(root, model or "")
     _refuse_python_files(found)
