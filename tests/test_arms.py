@@ -30,7 +30,7 @@ def test_gold_and_negatives_carry_their_provenance(tiny: TaskSpec) -> None:
 
 
 def test_builtin_rejects_an_unknown_arm(tiny: TaskSpec) -> None:
-    with pytest.raises(ArrivalBenchError, match="unknown arm 'golden'"):
+    with pytest.raises(ArrivalBenchError, match="arms 'golden': unknown; did you mean gold"):
         arms.builtin("golden", [tiny])
 
 

@@ -171,7 +171,7 @@ def test_bad_projects_are_one_line_errors(spec: TaskSpec, tmp_path: Path) -> Non
     with pytest.raises(DbtError, match=r"no model named 'ad_clicks' \(models: something_else\)"
                                        r"; name the model after the target"):
         read(root, spec)
-    with pytest.raises(DbtError, match=r"no model named 'nope'.*give --select one of them"):
+    with pytest.raises(DbtError, match=r"no model named 'nope'.*give select one of them"):
         read(root, spec, models=["nope"])
 
 

@@ -235,6 +235,7 @@ def test_a_cold_grade_parses_the_project_once(tmp_path: Path,
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setattr(dbt_loaded, "_loaded", {})  # not a project an earlier test loaded
+    monkeypatch.setattr(dbt_loaded, "_kept", {})  # nor a child an earlier test parsed
     started: list[object] = []
     real = process.Child.__init__
 

@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from arrivalbench.agent import inspect_task
-from arrivalbench.core.grading import Point, grade_artifact, plan
+from arrivalbench.core.grading import Point, grade, plan
 from arrivalbench.core.task import TaskSpec, load_spec
 from arrivalbench.study.executors.local import WORKER_DATA
 from conftest import TINY_GOLD
@@ -36,7 +36,7 @@ def test_the_workers_give_the_bytes_of_in_process_grading(tiny: TaskSpec) -> Non
     points = plan(tiny, 2)
     for script in (TINY_GOLD, WRONG_COUNT, PK_CLASH, "SELEC 1;\n"):
         here = [(g.verdict.json(), g.nondeterministic)
-                for g in grade_artifact(tiny, script, points)]
+                for g in grade(tiny, script, points)]
         there = [(v.json(), found) for v, found in
                  inspect_task.graded_in_workers(tiny, script, points, "duckdb", 2)]
         assert there == here
