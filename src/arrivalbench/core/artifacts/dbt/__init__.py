@@ -348,7 +348,7 @@ def _read(root: Path, model: str) -> files.Files:
     return files.read(root, _header(model))
 
 
-_loaded: dict[tuple[str, str, str, tuple[str, ...], Limits], DbtProject] = {}
+_loaded: dict[tuple[str, str, str, str, tuple[str, ...], Limits], DbtProject] = {}
 
 
 def is_project(path: Path) -> bool:
@@ -399,7 +399,7 @@ def _model(models: Sequence[str], spec: TaskSpec) -> str:
 def _project(found: files.Files, model: str, spec: TaskSpec, passed_env: tuple[str, ...],
              limits: Limits) -> DbtProject:
     _refuse_python_files(found)
-    key = (found.digest, model, spec.digest, passed_env, limits)
+    key = (found.digest, found.origin, model, spec.digest, passed_env, limits)
     if key not in _loaded:
         _loaded[key] = _parse(found, model, spec, passed_env, limits)
     return _loaded[key]
