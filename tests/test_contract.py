@@ -197,7 +197,8 @@ def test_verdict_record_carries_every_field() -> None:
     document = verdict.document()
     assert set(document) == {"schema_version", "task", "task_digest", "schedule", "seed",
                              "schedule_digest", "artifact", "engine", "engine_version",
-                             "harness_version", "verdict", "detail"}
+                             "harness_version", "landing", "allowance", "verdict", "detail"}
+    assert (document["landing"], document["allowance"]) == ("batch", None)
     assert document["task_digest"] == spec.digest
     assert document["schedule_digest"] == schedule(spec, "duplicates", 1).digest
     assert document["artifact"].startswith("sha256:")

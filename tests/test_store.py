@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from arrivalbench.core.artifacts import script_ref
+from arrivalbench.core.artifacts import ArtifactRef, script_ref
 from arrivalbench.core.engine import duckdb as duckdb_engine
 from arrivalbench.core.task import TaskSpec
 from arrivalbench.core.values import digest
@@ -238,6 +238,43 @@ def test_an_older_file_is_read_migrated_and_left_as_it_was(tmp_path: Path) -> No
     con = duckdb.connect(str(path), read_only=True)
     assert con.execute("SELECT value FROM meta").fetchall() == [(str(SCHEMA_VERSION),)]
     con.close()
+
+
+def _as_version_3(path: Path) -> None:
+    """Make a file as schema 3 wrote it: verdicts and costs keyed without landing and
+    allowance, no every-batch verdict, artifacts without kind or description, no projects."""
+    con = duckdb.connect(str(path))
+    for table in ("verdicts", "costs"):
+        con.execute(f"CREATE TABLE old AS SELECT * EXCLUDE (landing, allowance) FROM {table}")
+        con.execute(f"DROP TABLE {table}")
+        con.execute(f"ALTER TABLE old RENAME TO {table}")
+    con.execute("ALTER TABLE verdicts DROP COLUMN every_batch_verdict")
+    con.execute("ALTER TABLE verdicts DROP COLUMN every_batch_record")
+    for column in ("kind", "project", "models", "passed_env"):
+        con.execute(f"ALTER TABLE artifacts DROP COLUMN {column}")
+    con.execute("DROP TABLE projects")
+    con.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    con.close()
+
+
+def test_a_version_3_file_gets_kinds_and_landing_keys(tmp_path: Path) -> None:
+    path = tmp_path / "r.duckdb"
+    with Store(path) as store:
+        run = store.start_run("local", 1, 1, ["gold"])
+        store.add_verdicts([Replayed(verdict(0, "FAIL"), 1, 1)], run)
+        project = store.add_artifact(ArtifactRef("dbt", "-- dbt project x\nselect 1",
+                                                 (("dbt_project.yml", b"name: x"),), "sha256:p"))
+        store.add_cell(Cell("humans", "t", "d", 0, project, None, {"dbt_project": True}))
+    _as_version_3(path)
+    with Store(path) as store:  # migrated in place
+        [stored] = store.verdicts()
+        assert (stored.key.landing, stored.key.allowance, stored.every_batch) == \
+            ("batch", "", None)
+        assert stored.record == verdict(0, "FAIL").json()
+        with pytest.raises(ArrivalBenchError, match="does not hold"):
+            store.artifact(project)  # marked dbt, but its files were never stored
+        run = store.start_run("local", 1, 1, ["gold"])
+        assert store.add_verdicts([Replayed(verdict(0, "FAIL"), 1, 1)], run) == 0  # same key
 
 
 def test_every_migration_moves_the_schema_version() -> None:

@@ -25,7 +25,7 @@ from arrivalbench.core.log import Log, load_log
 from arrivalbench.core.oracle import Diff, compare_all
 from arrivalbench.core.replay import Outcome, expected_all, replay
 from arrivalbench.core.schedules import Ref, Schedule
-from arrivalbench.core.task import TaskSpec
+from arrivalbench.core.task import Landing, TaskSpec
 from arrivalbench.core.values import JSON
 from arrivalbench.errors import TaskError
 
@@ -248,12 +248,16 @@ def _chains(sets: list[frozenset[Ref]]) -> list[list[frozenset[Ref]]]:
 
 
 def replay_checked(spec: TaskSpec, script: Artifact | str, schedule: Schedule,
-                   limits: Limits = Limits(), measure: bool = False,
-                   engine_name: EngineName = DEFAULT_ENGINE, first_only: bool = False
+                   limits: Limits = Limits(), *, measure: bool = False,
+                   engine_name: EngineName = DEFAULT_ENGINE, first_only: bool = False,
+                   landing: Landing = "batch", late: frozenset[Ref] = frozenset()
                    ) -> Checked:
-    """A replay that also reads the target after every completed run and compares it. With
-    `first_only` (a verdict needs no more) the checks stop at the first divergence, and the
-    runs after it are not compared: a diff of a wrong table is the costly kind."""
+    """A replay that also reads the target after every completed run and compares it with the
+    reference over the records delivered so far (but those in `late`: beyond an allowance).
+    With `first_only` (a verdict needs no more) the checks stop at the first divergence, and
+    the runs after it are not compared: a diff of a wrong table is the costly kind."""
+    unread = frozenset(s.load_time.lower() for s in spec.sources) \
+        if landing == "accumulate" else frozenset()
     tables: list[tuple[int, tuple[Table, ...] | None, str | None]] = []
 
     last = len(schedule.batches) - 1
@@ -268,14 +272,15 @@ def replay_checked(spec: TaskSpec, script: Artifact | str, schedule: Schedule,
         except Failure as failure:
             tables.append((number, None, failure.message))
 
-    outcome = replay(spec, script, schedule, limits, after_run, measure, engine_name)
+    outcome = replay(spec, script, schedule, limits, after_run, measure=measure,
+                     engine_name=engine_name, landing=landing)
     if outcome.failure is None and last in delivered(schedule):
         tables.append((last, outcome.tables, None))
     elif outcome.failure is not None and outcome.failure.phase == "read-target" and \
             outcome.failure.batch is None and last in delivered(schedule):
         tables.append((last, None, outcome.failure.message))
     sets = delivered(schedule)
-    wanted = references_all(spec, [sets[number] for number, table, _ in tables
+    wanted = references_all(spec, [sets[number] - late for number, table, _ in tables
                                     if table is not None], limits)
     checks: list[Check] = []
     for number, table, error in tables:
@@ -284,5 +289,18 @@ def replay_checked(spec: TaskSpec, script: Artifact | str, schedule: Schedule,
         if table is None:
             checks.append(Check(number, None, error))
         else:
-            checks.append(Check(number, compare_all(wanted.pop(0), table, spec.targets)))
+            checks.append(Check(number, compare_all(wanted.pop(0), table, spec.targets,
+                                                    unread=unread)))
     return Checked(outcome, tuple(checks))
+
+
+def reads_its_sources(spec: TaskSpec) -> bool:
+    """Whether every target's reference reads the task's sources, and so has a result over
+    every part of the log (a task derived from a dbt project may hold its full refresh's rows
+    instead)."""
+    names = {source.name.lower() for source in spec.sources}
+    for target in spec.targets:
+        tree = sqlglot.parse_one(target.reference_sql, read="duckdb")
+        if not any(t.name.lower() in names and not t.db for t in tree.find_all(exp.Table)):
+            return False
+    return True

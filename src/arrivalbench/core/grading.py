@@ -12,13 +12,15 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from arrivalbench.core import lateness
 from arrivalbench.core.artifacts import Artifact
 from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Limits, Phase, Table, backend
+from arrivalbench.core.lateness import Allowance
 from arrivalbench.core.log import load_log
 from arrivalbench.core.oracle import compare_all
 from arrivalbench.core.replay import Outcome, expected_all, replay
 from arrivalbench.core.schedules import CONTROLS, KINDS, Params, Schedule, make
-from arrivalbench.core.task import Column, Target, TaskSpec
+from arrivalbench.core.task import Column, Landing, Target, TaskSpec
 from arrivalbench.core.values import JSON, digest
 from arrivalbench.core.verdict import Status, Verdict
 from arrivalbench.errors import ArrivalBenchError, ParameterError
@@ -90,6 +92,11 @@ class GradeOptions:
     limits: Limits = Limits()
     every_batch: bool = False  # also compare the target after every completed run
     measure: bool = False  # also measure what every run reads and writes
+    landing: Landing = "batch"  # how a batch reaches the sources (part of a verdict's key)
+    # The records the oracle holds the artifact to: every one (None), those at most a
+    # duration late, or those inside the artifact's own allowance (`lateness.MODEL`). Part of
+    # a verdict's key.
+    allowance: Allowance | str | None = None
 
 
 @dataclass(frozen=True)
@@ -127,18 +134,28 @@ def judge(spec: TaskSpec, artifact: Artifact | str, sched: Schedule, *,
     after each completed run): an `ERROR` when the replay stopped, a `FAIL` with the typed
     difference when the target differs, else `PASS`. A generated schedule delivers the whole
     log, so its final table is judged against the reference over the complete log; an explicit
-    `plan` may deliver less, and is judged against the reference over what it delivered."""
+    `plan` may deliver less, and is judged against the reference over what it delivered. Under
+    an allowance the reference is over the records inside it (the bounded reference); without
+    one, a FAIL whose every difference the records beyond the artifact's own allowance explain
+    says so (`beyond_allowance`)."""
     from arrivalbench.core.checkpoints import final_delivered, references_all, replay_checked
 
     limits, engine = options.limits, options.engine
+    log = load_log(spec)
+    bound = allowance_of(artifact, options.allowance)
+    late = lateness.outside(log, sched, bound) if bound is not None else frozenset()
+    if late:
+        check_bounded(spec, options.allowance)
+    unread = landed_columns(spec, options.landing)
     checks = None
     if options.every_batch:
-        checks = replay_checked(spec, artifact, sched, limits, options.measure, engine,
-                                first_only=True)
+        checks = replay_checked(spec, artifact, sched, limits, measure=options.measure,
+                                engine_name=engine, first_only=True, landing=options.landing,
+                                late=late)
         outcome = checks.outcome
     else:
         outcome = replay(spec, artifact, sched, limits, measure=options.measure,
-                         engine_name=engine)
+                         engine_name=engine, landing=options.landing)
     status: Status
     detail: dict[str, JSON]
     if outcome.failure is not None:
@@ -146,11 +163,14 @@ def judge(spec: TaskSpec, artifact: Artifact | str, sched: Schedule, *,
                                                 outcome.failure.statement,
                                                 outcome.failure.message)
     else:
-        want = references_all(spec, [final_delivered(sched)], limits)[0] if plan else \
-            expected_all(spec, limits)
-        diff = compare_all(want, outcome.tables, spec.targets)
+        want = references_all(spec, [final_delivered(sched) - late], limits)[0] \
+            if plan or late else expected_all(spec, limits)
+        diff = compare_all(want, outcome.tables, spec.targets, unread=unread)
         status, detail = ("PASS", {}) if diff.ok else ("FAIL", diff.document())
-    final = _verdict(spec, artifact_digest(artifact), sched, status, detail, engine)
+        if status == "FAIL" and options.allowance is None:
+            detail.update(_beyond_own(spec, artifact, sched, outcome, limits=limits,
+                                      unread=unread))
+    final = _verdict(spec, artifact_digest(artifact), sched, status, detail, options)
     first = checks.first_divergence if checks is not None else None
     if first is None:
         return Graded(final, final, outcome)
@@ -164,8 +184,59 @@ def judge(spec: TaskSpec, artifact: Artifact | str, sched: Schedule, *,
         else:
             status = "FAIL"
         detail["reconverged"] = True
-    return Graded(_verdict(spec, final.artifact, sched, status, detail, engine), final,
+    return Graded(_verdict(spec, final.artifact, sched, status, detail, options), final,
                   outcome)
+
+
+def allowance_of(artifact: Artifact | str, asked: Allowance | str | None) -> Allowance | None:
+    """The allowance the oracle holds `artifact` to: the one asked for, the artifact's own
+    for `lateness.MODEL` (a ParameterError when it declares none), or none."""
+    if asked is None or isinstance(asked, Allowance):
+        return asked
+    own = None if isinstance(artifact, str) else artifact.allowance
+    if own is None:
+        raise ParameterError("allowed_lateness", asked, "the artifact declares no allowance of "
+                             "its own (a dbt microbatch model's lookback); give a duration")
+    return own
+
+
+def check_bounded(spec: TaskSpec, allowance: Allowance | str | None) -> None:
+    """A bounded reference needs a reference over a part of the log."""
+    from arrivalbench.core.checkpoints import reads_its_sources
+
+    if not reads_its_sources(spec):
+        raise ParameterError("allowed_lateness", lateness.key_text(allowance),
+                             f"task {spec.id}'s reference is its rows over all the data, not "
+                             "a query over its sources: there is no reference over the records "
+                             "inside an allowance; grade it without")
+
+
+def landed_columns(spec: TaskSpec, landing: Landing) -> frozenset[str]:
+    """The columns no comparison reads: under accumulating landing, the sources' load-time
+    columns (a model that carries its source's load time has one in its target)."""
+    if landing == "batch":
+        return frozenset()
+    return frozenset(s.load_time.lower() for s in spec.sources)
+
+
+def _beyond_own(spec: TaskSpec, artifact: Artifact | str, sched: Schedule, outcome: Outcome,
+                *, limits: Limits, unread: frozenset[str]) -> dict[str, JSON]:
+    """`{"beyond_allowance": ...}` when the final table is the reference over the records
+    inside the artifact's own allowance (every difference is late data the artifact
+    declares it drops), else nothing."""
+    from arrivalbench.core.checkpoints import final_delivered, reads_its_sources, references_all
+
+    own = None if isinstance(artifact, str) else artifact.allowance
+    if own is None or not reads_its_sources(spec):
+        return {}
+    log = load_log(spec)
+    late = lateness.outside(log, sched, own)
+    if not late:
+        return {}
+    bounded = references_all(spec, [final_delivered(sched) - late], limits)[0]
+    if not compare_all(bounded, outcome.tables, spec.targets, unread=unread).ok:
+        return {}
+    return {"beyond_allowance": lateness.late_records(spec, log, sched, late, own)}
 
 
 StopCause = Literal["died", "timed_out"]
@@ -186,7 +257,7 @@ def stopped(spec: TaskSpec, artifact: str, sched: Schedule, cause: StopCause, *,
     (`artifact` is its digest)."""
     phase, message = STOPPED[cause]
     return _verdict(spec, artifact, sched, "ERROR", _error_detail(phase, None, None, message),
-                    options.engine)
+                    options)
 
 
 def _error_detail(phase: Phase, batch: int | None, statement: int | None,
@@ -195,10 +266,11 @@ def _error_detail(phase: Phase, batch: int | None, statement: int | None,
 
 
 def _verdict(spec: TaskSpec, artifact: str, sched: Schedule, status: Status,
-             detail: dict[str, JSON], engine_name: EngineName) -> Verdict:
-    engine = backend(engine_name)
+             detail: dict[str, JSON], options: GradeOptions) -> Verdict:
+    engine = backend(options.engine)
     return Verdict(spec.id, spec.digest, sched.kind, sched.seed, sched.digest, artifact, status,
-                   detail, engine.NAME, engine.version())
+                   detail, engine.NAME, engine.version(), landing=options.landing,
+                   allowance=lateness.key_text(options.allowance))
 
 
 def _chance(spec: TaskSpec, artifact: Artifact | str, first: Outcome, options: GradeOptions
@@ -209,7 +281,7 @@ def _chance(spec: TaskSpec, artifact: Artifact | str, first: Outcome, options: G
     order) gets verdicts that a regrade could contradict; one more snapshot replay per artifact
     catches the common cases at the price of one replay."""
     second = replay(spec, artifact, schedule(spec, "snapshot", 0), options.limits,
-                    engine_name=options.engine)
+                    engine_name=options.engine, landing=options.landing)
     if first.failure is not None or second.failure is not None:
         a, b = first.failure, second.failure
         if a is not None and b is not None and (a.phase, a.batch, a.message) == \

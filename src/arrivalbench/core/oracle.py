@@ -129,18 +129,33 @@ class Diff:
 
 
 def compare_all(expected: Sequence[Table], observed: Sequence[Table],
-                targets: Sequence[Target]) -> Diff:
+                targets: Sequence[Target], *, unread: frozenset[str] = frozenset()) -> Diff:
     """Every target, in the task's order: the first that differs, named when the task keeps
     several tables; the first target's (empty) diff when all agree. One target compares as
-    `compare` does, byte for byte."""
+    `compare` does, byte for byte. Columns named in `unread` (lower case: the load time a
+    landing stamps) are left out of both sides."""
     if not (len(expected) == len(observed) == len(targets)) or not targets:
         raise ValueError(f"{len(expected)} expected and {len(observed)} observed tables for "
                          f"{len(targets)} targets")
+    if unread:
+        expected = [_without(t, unread) for t in expected]
+        observed = [_without(t, unread) for t in observed]
+        targets = [replace(t, columns=tuple(c for c in t.columns
+                                            if c.name.lower() not in unread))
+                   for t in targets]
     diffs = [compare(e, o, t) for e, o, t in zip(expected, observed, targets, strict=True)]
     differing = next((d for d in diffs if not d.ok), None)
     if differing is None or len(targets) == 1:
         return differing or diffs[0]
     return replace(differing, table=targets[diffs.index(differing)].name)
+
+
+def _without(table: Table, names: frozenset[str]) -> Table:
+    keep = [i for i, (name, _type) in enumerate(table.columns) if name.lower() not in names]
+    if len(keep) == len(table.columns):
+        return table
+    return Table(tuple(table.columns[i] for i in keep),
+                 tuple(tuple(row[i] for i in keep) for row in table.rows))
 
 
 def compare(expected: Table, observed: Table, target: Target) -> Diff:

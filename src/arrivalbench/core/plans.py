@@ -7,20 +7,27 @@ an optional abort point, and the batch from which the evolution column is presen
 
     {"plan": 1, "task": "tiny", "schedule": "duplicates", "seed": 3, "evolution_from": null,
      "batches": [{"batch": 0, "records": [{"source": "orders", "key": {"order_id": 1}}],
-                  "abort": null},
-                 {"batch": 1, "records": [], "abort": {"after_statement": 2}}]}
+                  "abort": null, "clock": "2024-01-01 09:00:00"},
+                 {"batch": 1, "records": [], "abort": {"after_statement": 2},
+                  "clock": "2024-01-01 09:00:01"}]}
 
 An abort is either `{"after_statement": k}` (the run stops after its k-th statement) or
 `{"share": s}` (after that share of the statements, as generated schedules say it; 1.0 is after
-the last). `schedule` and `seed` only say where a plan came from.
+the last). `clock` is the batch's processing time (`core.clock`): a plan written out carries
+the one its schedule runs at; a plan given may set it, never decreasing, or leave it out (then
+the plan's clock follows from its records, as a generated schedule's does; a plan that sets
+some batches' clocks and not others is refused). `schedule` and `seed` only say where a plan
+came from.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Mapping
 from pathlib import Path
 
+from arrivalbench.core import clock
 from arrivalbench.core.log import Log, load_log
 from arrivalbench.core.schedules import Batch, Ref, Schedule
 from arrivalbench.core.task import TaskSpec
@@ -30,7 +37,7 @@ from arrivalbench.errors import ArrivalBenchError
 
 PLAN_VERSION = 1
 _TOP = ("plan", "task", "schedule", "seed", "evolution_from", "batches")
-_BATCH = ("batch", "records", "abort")
+_BATCH = ("batch", "records", "abort", "clock")
 
 
 class PlanError(ArrivalBenchError):
@@ -89,6 +96,7 @@ def _abort_document(batch: Batch) -> JSON:
 def document(spec: TaskSpec, schedule: Schedule, log: Log | None = None) -> dict[str, JSON]:
     """The plan of `schedule` as JSON data."""
     log = log or load_log(spec)
+    at = clock.of(schedule, log)
     return {
         "plan": PLAN_VERSION,
         "task": spec.id,
@@ -98,7 +106,7 @@ def document(spec: TaskSpec, schedule: Schedule, log: Log | None = None) -> dict
         "batches": [{"batch": number,
                      "records": [{"source": r[0], "key": record_key(spec, log, r)}
                                  for r in batch.records],
-                     "abort": _abort_document(batch)}
+                     "abort": _abort_document(batch), "clock": clock.text(at[number])}
                     for number, batch in enumerate(schedule.batches)],
     }
 
@@ -146,6 +154,7 @@ def parse(spec: TaskSpec, data: object, where: str = "plan", log: Log | None = N
     index = key_index(spec, log)
     batches = tuple(_batch(spec, index, item, number, f"{where}: batches[{number}]")
                     for number, item in enumerate(batches_data))
+    given = _clock(batches_data, where)
     evolution_from = data.get("evolution_from")
     if evolution_from is not None:
         if spec.evolution is None:
@@ -154,7 +163,26 @@ def parse(spec: TaskSpec, data: object, where: str = "plan", log: Log | None = N
         if not _whole(evolution_from) or not 0 <= evolution_from < len(batches):
             raise PlanError(f"{where}: evolution_from must be a batch number "
                             f"0..{len(batches) - 1} or null, got {_got(evolution_from)}")
-    return Schedule(kind, seed, batches, evolution_from)
+    return Schedule(kind, seed, batches, evolution_from, clock=given)
+
+
+def _clock(batches: list[object], where: str) -> tuple[dt.datetime, ...] | None:
+    """The clock a plan sets: every batch's, never decreasing; None where it sets none."""
+    values = [item.get("clock") if isinstance(item, dict) else None for item in batches]
+    if all(v is None for v in values):
+        return None
+    out: list[dt.datetime] = []
+    for number, value in enumerate(values):
+        at = f"{where}: batches[{number}]"
+        parsed = clock.parse_text(value) if isinstance(value, str) else None
+        if parsed is None:
+            raise PlanError(f"{at}: clock {canonical_json(value)}: give the batch's processing "
+                            "time as \"YYYY-MM-DD HH:MM:SS\" on every batch, or on none")
+        if out and parsed < out[-1]:
+            raise PlanError(f"{at}: clock {value} is before the previous batch's "
+                            f"({clock.text(out[-1])}); a clock never goes backwards")
+        out.append(parsed)
+    return tuple(out)
 
 
 def _batch(spec: TaskSpec, index: Mapping[str, Mapping[str, int]], item: object, number: int,

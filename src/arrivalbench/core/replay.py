@@ -8,10 +8,12 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from arrivalbench.core import clock
 from arrivalbench.core.artifacts import Artifact
 from arrivalbench.core.artifacts.script import Script
 from arrivalbench.core.engine import (
@@ -27,7 +29,7 @@ from arrivalbench.core.engine import duckdb as reference_engine
 from arrivalbench.core.engine.cost import Cost, Meter, check_measurable
 from arrivalbench.core.log import Log, load_log
 from arrivalbench.core.schedules import Schedule
-from arrivalbench.core.task import TaskSpec
+from arrivalbench.core.task import Landing, TaskSpec
 from arrivalbench.errors import TaskError
 
 
@@ -65,22 +67,42 @@ class Deliveries:
         return {**self.base, **self.evolved}
 
 
-def deliveries(spec: TaskSpec, log: Log, schedule: Schedule) -> Deliveries:
+def deliveries(spec: TaskSpec, log: Log, schedule: Schedule, landing: Landing = "batch"
+               ) -> Deliveries:
+    """What `schedule` delivers of `log`. Under `accumulate` landing each row also carries
+    the clock of the batch that landed it, in its source's load-time column (replacing a
+    column of that name in the data), and the evolution column is NULL in the rows landed
+    before it appeared: a landing table holds rows as they were landed."""
     rows: dict[str, list[int]] = {s.name: [] for s in spec.sources}
     batches: dict[str, list[int]] = {s.name: [] for s in spec.sources}
     for number, batch in enumerate(schedule.batches):
-        for source, row in batch.records:
-            rows[source].append(row)
-            batches[source].append(number)
+        for name, row in batch.records:
+            rows[name].append(row)
+            batches[name].append(number)
+    at = clock.of(schedule, log)
+    accumulate = landing == "accumulate"
     tables = {}
-    for name, picked in rows.items():
+    for source in spec.sources:
+        name, picked = source.name, rows[source.name]
         indices = pa.array(picked, pa.int64())
         table = log.tables[name].take(indices)
         if spec.evolution is not None and spec.evolution.source == name:
             assert log.evolution is not None
-            table = table.append_column(spec.evolution.column, log.evolution.take(indices))
+            values = log.evolution.take(indices)
+            start = schedule.evolution_from
+            if start is not None:
+                values = pc.if_else(pa.array([b >= start for b in batches[name]], pa.bool_()),
+                                    values, pa.nulls(len(picked), values.type))
+            table = table.append_column(spec.evolution.column, values)
+        if accumulate:
+            if source.load_time in table.column_names:
+                table = table.drop_columns([source.load_time])
+            table = table.append_column(source.load_time, pa.array(
+                [at[b] for b in batches[name]], pa.timestamp("us")))
         tables[name] = table.append_column("__batch", pa.array(batches[name], pa.int32()))
-    base = {s.name: tuple(c.name for c in s.columns) for s in spec.sources}
+    extra = {s.name: (s.load_time,) if accumulate else () for s in spec.sources}
+    base = {s.name: (*(c.name for c in s.columns if not accumulate or c.name != s.load_time),
+                     *extra[s.name]) for s in spec.sources}
     evolved = {}
     if spec.evolution is not None and schedule.evolution_from is not None:
         evolved = {spec.evolution.source: (*base[spec.evolution.source],
@@ -92,8 +114,9 @@ AfterRun = Callable[[int, Database], None]
 
 
 def replay(spec: TaskSpec, artifact: Artifact | str, schedule: Schedule,
-           limits: Limits = Limits(), after_run: AfterRun | None = None,
-           measure: bool = False, engine_name: EngineName = DEFAULT_ENGINE) -> Outcome:
+           limits: Limits = Limits(), after_run: AfterRun | None = None, *,
+           measure: bool = False, engine_name: EngineName = DEFAULT_ENGINE,
+           landing: Landing = "batch") -> Outcome:
     """Run `artifact` (an artifact, or the text of a SQL script) once per batch of `schedule` in
     one fresh sandboxed database, then read the target. Before each run `incoming` holds exactly
     that batch's records; a batch with an abort point stops its run there. Returns the target
@@ -103,12 +126,16 @@ def replay(spec: TaskSpec, artifact: Artifact | str, schedule: Schedule,
     `after_run(batch, db)`, when given, is called after each run that was not aborted (the
     every-batch check reads the target there). With `measure`, the outcome also carries the
     replay's cost (of the runs that ran); only a SQL script's statements are measured.
-    `engine_name` chooses the engine the artifact runs on; the reference is DuckDB's always."""
+    `engine_name` chooses the engine the artifact runs on; the reference is DuckDB's always.
+    `landing` says how a batch reaches `incoming`: alone (`batch`) or appended to what landed
+    before (`accumulate`). Every run is given its batch's clock."""
     if isinstance(artifact, str):
         artifact = Script(artifact)
     if measure:
         check_measurable(engine_name)
-    staged = deliveries(spec, load_log(spec), schedule)
+    log = load_log(spec)
+    staged = deliveries(spec, log, schedule, landing)
+    at = clock.of(schedule, log)
     meter = Meter() if measure and isinstance(artifact, Script) else None
     records = sum(t.num_rows for t in staged.tables.values())
     start = time.perf_counter()
@@ -123,8 +150,8 @@ def replay(spec: TaskSpec, artifact: Artifact | str, schedule: Schedule,
             db.stage(staged.tables)
             for number, batch in enumerate(schedule.batches):
                 try:
-                    db.load(number, staged.columns(number))
-                    run(batch)
+                    db.load(number, staged.columns(number), accumulate=landing == "accumulate")
+                    run(replace(batch, clock=at[number]))
                     if after_run is not None and not batch.aborted:
                         after_run(number, db)
                 except Failure as failure:

@@ -10,6 +10,7 @@ same on every machine and independent of hash randomisation.
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import math
 import random
@@ -49,6 +50,9 @@ class Batch:
     records: tuple[Ref, ...]
     abort: float | None = None  # abort the run after this share of its statements; 1.0 = after all
     abort_at: int | None = None  # or after exactly this many statements (explicit plans)
+    # The batch's processing time, set on the batch a run is given (`core.clock.of` says what
+    # it is); never part of a schedule's identity, which the clock is a function of.
+    clock: dt.datetime | None = field(default=None, compare=False)
 
     @property
     def aborted(self) -> bool:
@@ -72,6 +76,9 @@ class Schedule:
     batches: tuple[Batch, ...]
     evolution_from: int | None = None  # first batch whose evolution source has the new column
     params: Params = field(default=Params(), repr=False)
+    # An explicit plan's own clock, one per batch; else the clock follows from the log
+    # (`core.clock.of`), and needs no place in the schedule's identity.
+    clock: tuple[dt.datetime, ...] | None = None
 
     def document(self) -> dict[str, object]:
         return {
@@ -85,6 +92,9 @@ class Schedule:
                          **({"abort_at": b.abort_at} if b.abort_at is not None else {})}
                         for b in self.batches],
             "evolution_from": self.evolution_from,
+            # Only where an explicit plan sets it, as `abort_at`.
+            **({"clock": [c.isoformat() for c in self.clock]} if self.clock is not None
+               else {}),
         }
 
     @cached_property

@@ -10,15 +10,16 @@ from arrivalbench.core.version import harness_version
 
 Status = Literal["PASS", "FAIL", "ERROR"]
 STATUSES: tuple[Status, ...] = get_args(Status)
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the landing and the allowance a verdict was graded under
 
 
 @dataclass(frozen=True)
 class Verdict:
     """The outcome of one replay: which task, schedule, seed and script (by digest), on which
-    engine and harness versions, and its `status` PASS, FAIL or ERROR with its `detail` (empty for
-    PASS, the oracle's typed difference for FAIL, phase, batch, statement and message for
-    ERROR). `json()` is the canonical record: the same replay gives the same bytes."""
+    engine and harness versions, under which landing and allowance, and its `status` PASS, FAIL
+    or ERROR with its `detail` (empty for PASS, the oracle's typed difference for FAIL, phase,
+    batch, statement and message for ERROR). `json()` is the canonical record: the same replay
+    gives the same bytes."""
 
     task: str
     task_digest: str
@@ -31,6 +32,8 @@ class Verdict:
     engine: str  # no default: a verdict says which engine decided it, never by omission
     engine_version: str
     harness_version: str = field(default_factory=harness_version)
+    landing: str = "batch"  # how batches reached the sources
+    allowance: str = ""  # the records the oracle held it to: "" every one, else the allowance
 
     def document(self) -> dict[str, JSON]:
         return {
@@ -44,6 +47,8 @@ class Verdict:
             "engine": self.engine,
             "engine_version": self.engine_version,
             "harness_version": self.harness_version,
+            "landing": self.landing,
+            "allowance": self.allowance or None,
             "verdict": self.status,
             "detail": self.detail,
         }

@@ -28,6 +28,8 @@ class Key:
     artifact: str
     engine_version: str
     harness_version: str
+    landing: str = "batch"  # how batches reached the sources
+    allowance: str = ""  # the records the oracle held the artifact to ("" every one)
 
     @property
     def versions(self) -> tuple[str, str]:
@@ -35,9 +37,11 @@ class Key:
         return self.engine_version, self.harness_version
 
     @property
-    def replay(self) -> tuple[str, str, int, str]:
-        """(task_digest, schedule, seed, artifact): the part a unit of work decides."""
-        return self.task_digest, self.schedule, self.seed, self.artifact
+    def replay(self) -> tuple[str, str, int, str, str, str]:
+        """(task_digest, schedule, seed, artifact, landing, allowance): the part a unit of work
+        decides."""
+        return (self.task_digest, self.schedule, self.seed, self.artifact, self.landing,
+                self.allowance)
 
     def row(self) -> list[object]:
         """The key's columns, in the results file's order, for its statements."""
@@ -64,7 +68,8 @@ def engine_label(tag: str) -> str:
 
 def key_of(verdict: Verdict) -> Key:
     return Key(verdict.task_digest, verdict.schedule, verdict.seed, verdict.artifact,
-               version_tag(verdict.engine, verdict.engine_version), verdict.harness_version)
+               version_tag(verdict.engine, verdict.engine_version), verdict.harness_version,
+               verdict.landing, verdict.allowance)
 
 
 def current_versions(engine: EngineName = DEFAULT_ENGINE) -> tuple[str, str]:

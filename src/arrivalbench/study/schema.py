@@ -8,8 +8,9 @@ newer version is refused with a one-line error rather than misread.
 Versions: 1, the first; 2, a verdict's and a run's engine, and a cell's engine in its key;
 3, the run that stored each verdict (`verdicts.run_id`), which decides which of a key's
 verdicts is the newest; 4, an artifact's kind and description (`artifacts.kind`, `project`,
-`models`, `passed_env`, and a project's files in `projects`), and the every-batch check's
-verdict beside the final table's (`verdicts.every_batch_verdict`, `every_batch_record`).
+`models`, `passed_env`, and a project's files in `projects`), the every-batch check's verdict
+beside the final table's (`verdicts.every_batch_verdict`, `every_batch_record`), and the
+landing and allowance a verdict was graded under in its key (`landing`, `allowance`).
 Every command that grades writes here, and `regrade` and the reports read only this file, so a
 study moves as one file.
 
@@ -49,13 +50,16 @@ Tables
     submission file of a human arm, the model and prompt variant of a model arm.
 `verdicts`
     One row per replay, keyed by what determines it: (`task_digest`, `schedule`, `seed`,
-    `artifact`, `engine_version`, `harness_version`). `engine_version` is DuckDB's bare version
-    (as in every file written before a second engine) or `<engine> <version>` for another
-    engine (`postgres 18.1`), so the verdicts of two engines never share a key; `engine` names
-    the engine. An artifact that two arms share is graded once per engine; a key is never
-    graded twice. `record` is the canonical verdict JSON, the
-    same bytes whatever the executor, worker count or order of work; `record_digest` is its
-    SHA-256; `verdict` is PASS, FAIL or ERROR; `run_id` is the run that stored it (NULL when
+    `artifact`, `engine_version`, `harness_version`, `landing`, `allowance`). `landing` is
+    how the batches reached the sources (`batch` or `accumulate`), `allowance` the records the
+    oracle held the artifact to (empty: every one; a duration in seconds such as `3600s`; or
+    `model`, the artifact's own), so that verdicts graded under different ones never mix.
+    `engine_version` is DuckDB's bare version (as in every file written before a second
+    engine) or `<engine> <version>` for another engine (`postgres 18.1`), so the verdicts of
+    two engines never share a key; `engine` names the engine. An artifact that two arms share
+    is graded once per engine; a key is never graded twice. `record` is the canonical verdict
+    JSON, the same bytes whatever the executor, worker count or order of work; `record_digest`
+    is its SHA-256; `verdict` is PASS, FAIL or ERROR; `run_id` is the run that stored it (NULL when
     a file migrated from version 2 had no run of the verdict's versions). `record` is always
     the verdict of the final table (the study's figures); when the replay was graded with the
     every-batch check too (`run --every-batch`), that check's verdict is beside it in
@@ -108,6 +112,53 @@ CREATE TABLE IF NOT EXISTS cells (
 );
 """
 
+# A verdict's key: what determines its bytes (`study.keys.Key`).
+KEY = ("task_digest", "schedule", "seed", "artifact", "engine_version", "harness_version",
+       "landing", "allowance")
+
+VERDICTS_DDL = """
+CREATE TABLE IF NOT EXISTS verdicts (
+    task_digest     VARCHAR NOT NULL,
+    schedule        VARCHAR NOT NULL,
+    seed            INTEGER NOT NULL,
+    artifact        VARCHAR NOT NULL,
+    engine_version  VARCHAR NOT NULL,
+    harness_version VARCHAR NOT NULL,
+    landing         VARCHAR NOT NULL DEFAULT 'batch',  -- batch | accumulate
+    allowance       VARCHAR NOT NULL DEFAULT '',       -- '' (every record), 3600s, model
+    task            VARCHAR NOT NULL,
+    verdict         VARCHAR NOT NULL,      -- PASS | FAIL | ERROR
+    record          VARCHAR NOT NULL,      -- the canonical verdict JSON
+    record_digest   VARCHAR NOT NULL,
+    engine          VARCHAR DEFAULT 'duckdb',
+    run_id          INTEGER,               -- the run that stored it
+    every_batch_verdict VARCHAR,           -- the every-batch check's, when it ran
+    every_batch_record  VARCHAR,
+    PRIMARY KEY (task_digest, schedule, seed, artifact, engine_version, harness_version,
+                 landing, allowance)
+);
+"""
+
+COSTS_DDL = """
+CREATE TABLE IF NOT EXISTS costs (        -- beside verdicts, keyed like them
+    task_digest        VARCHAR NOT NULL,
+    schedule           VARCHAR NOT NULL,
+    seed               INTEGER NOT NULL,
+    artifact           VARCHAR NOT NULL,
+    engine_version     VARCHAR NOT NULL,
+    harness_version    VARCHAR NOT NULL,
+    landing            VARCHAR NOT NULL DEFAULT 'batch',
+    allowance          VARCHAR NOT NULL DEFAULT '',
+    rows_read          BIGINT NOT NULL,
+    rows_written       BIGINT NOT NULL,
+    records            BIGINT NOT NULL,
+    read_amplification DOUBLE NOT NULL,
+    unprofiled         INTEGER NOT NULL,
+    PRIMARY KEY (task_digest, schedule, seed, artifact, engine_version, harness_version,
+                 landing, allowance)
+);
+"""
+
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (
     key   VARCHAR PRIMARY KEY,
@@ -156,23 +207,7 @@ CREATE TABLE IF NOT EXISTS projects (
     files   STRUCT(path VARCHAR, data BLOB)[] NOT NULL
 );
 """ + CELLS_DDL + """
-CREATE TABLE IF NOT EXISTS verdicts (
-    task_digest     VARCHAR NOT NULL,
-    schedule        VARCHAR NOT NULL,
-    seed            INTEGER NOT NULL,
-    artifact        VARCHAR NOT NULL,
-    engine_version  VARCHAR NOT NULL,
-    harness_version VARCHAR NOT NULL,
-    task            VARCHAR NOT NULL,
-    verdict         VARCHAR NOT NULL,      -- PASS | FAIL | ERROR
-    record          VARCHAR NOT NULL,      -- the canonical verdict JSON
-    record_digest   VARCHAR NOT NULL,
-    engine          VARCHAR DEFAULT 'duckdb',
-    run_id          INTEGER,               -- the run that stored it
-    every_batch_verdict VARCHAR,           -- the every-batch check's, when it ran
-    every_batch_record  VARCHAR,
-    PRIMARY KEY (task_digest, schedule, seed, artifact, engine_version, harness_version)
-);
+""" + VERDICTS_DDL + """
 CREATE TABLE IF NOT EXISTS nondeterministic (  -- artifacts whose snapshot replayed differently
     task_digest     VARCHAR NOT NULL,
     artifact        VARCHAR NOT NULL,
@@ -190,20 +225,7 @@ CREATE TABLE IF NOT EXISTS timings (
     wall_seconds   DOUBLE NOT NULL,
     engine_seconds DOUBLE NOT NULL
 );
-CREATE TABLE IF NOT EXISTS costs (        -- beside verdicts, keyed like them
-    task_digest        VARCHAR NOT NULL,
-    schedule           VARCHAR NOT NULL,
-    seed               INTEGER NOT NULL,
-    artifact           VARCHAR NOT NULL,
-    engine_version     VARCHAR NOT NULL,
-    harness_version    VARCHAR NOT NULL,
-    rows_read          BIGINT NOT NULL,
-    rows_written       BIGINT NOT NULL,
-    records            BIGINT NOT NULL,
-    read_amplification DOUBLE NOT NULL,
-    unprofiled         INTEGER NOT NULL,
-    PRIMARY KEY (task_digest, schedule, seed, artifact, engine_version, harness_version)
-);
+""" + COSTS_DDL + """
 CREATE TABLE IF NOT EXISTS turns (         -- model arms: every turn of the repair loop
     arm              VARCHAR NOT NULL,
     task             VARCHAR NOT NULL,
@@ -286,8 +308,24 @@ ALTER TABLE artifacts ADD COLUMN IF NOT EXISTS passed_env VARCHAR[];
 UPDATE artifacts a SET kind = 'dbt' WHERE EXISTS (
     SELECT 1 FROM cells c WHERE c.artifact = a.artifact
     AND json_extract(c.provenance, '$.dbt_project')::BOOLEAN);
-ALTER TABLE verdicts ADD COLUMN IF NOT EXISTS every_batch_verdict VARCHAR;
-ALTER TABLE verdicts ADD COLUMN IF NOT EXISTS every_batch_record VARCHAR;
+"""
+# ... and a verdict's landing and allowance in its key (and a cost's): every verdict of a file
+# of version 3 was graded with batch landing and no allowance.
+_KEYED_BY_LANDING = f"""
+ALTER TABLE verdicts RENAME TO verdicts_v3;
+{VERDICTS_DDL}
+INSERT INTO verdicts (task_digest, schedule, seed, artifact, engine_version, harness_version,
+                      task, verdict, record, record_digest, engine, run_id)
+SELECT task_digest, schedule, seed, artifact, engine_version, harness_version, task, verdict,
+       record, record_digest, engine, run_id FROM verdicts_v3;
+DROP TABLE verdicts_v3;
+ALTER TABLE costs RENAME TO costs_v3;
+{COSTS_DDL}
+INSERT INTO costs (task_digest, schedule, seed, artifact, engine_version, harness_version,
+                   rows_read, rows_written, records, read_amplification, unprofiled)
+SELECT task_digest, schedule, seed, artifact, engine_version, harness_version, rows_read,
+       rows_written, records, read_amplification, unprofiled FROM costs_v3;
+DROP TABLE costs_v3;
 """
 
 
@@ -310,6 +348,8 @@ def _to_3(con: duckdb.DuckDBPyConnection) -> None:
 
 def _to_4(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(_ARTIFACT_KINDS)
+    if not _has_column(con, "verdicts", "landing"):
+        con.execute(_KEYED_BY_LANDING)
 
 
 # MIGRATIONS[v] brings a file of version v to v + 1; each is safe to run on a file that

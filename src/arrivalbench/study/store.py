@@ -35,7 +35,14 @@ if TYPE_CHECKING:
     from arrivalbench.core.task import TaskSpec
     from arrivalbench.core.verdict import Verdict
 
-DEFAULT_RESULTS = Path("results") / "arrivalbench.duckdb"  # a study's file unless told
+DEFAULT_RESULTS = Path("results") / "arrivalbench.duckdb"
+KEY = ", ".join(schema.KEY)  # a verdict's key columns, in `Key`'s order
+
+
+def _key(row: Sequence[object]) -> Key:
+    d, sched, seed, a, e, h, landing, allowance = row
+    return Key(str(d), str(sched), int(str(seed)), str(a), str(e), str(h), str(landing),
+               str(allowance))  # a study's file unless told
 
 
 @dataclass(frozen=True)
@@ -342,10 +349,9 @@ class Store:
                 key = key_of(v).row()
                 checked = (None, None) if extra is None else (extra.status, extra.json())
                 new = self.con.execute(
-                    "INSERT INTO verdicts (task_digest, schedule, seed, artifact, "
-                    "engine_version, harness_version, task, verdict, record, record_digest, "
+                    f"INSERT INTO verdicts ({KEY}, task, verdict, record, record_digest, "
                     "engine, run_id, every_batch_verdict, every_batch_record) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT DO NOTHING RETURNING 1",
                     [*key, v.task, v.status, record, digest(record), v.engine, run_id,
                      *checked]).fetchall()
@@ -355,10 +361,9 @@ class Store:
                                       g.wall_seconds, g.engine_seconds])
                 elif extra is not None:
                     new = self.con.execute(
-                        "UPDATE verdicts SET every_batch_verdict = ?, every_batch_record = ? "
-                        "WHERE (task_digest, schedule, seed, artifact, engine_version, "
-                        "harness_version) = (?, ?, ?, ?, ?, ?) AND every_batch_record IS NULL "
-                        "RETURNING 1", [*checked, *key]).fetchall()
+                        f"UPDATE verdicts SET every_batch_verdict = ?, every_batch_record = ? "
+                        f"WHERE ({KEY}) = (?, ?, ?, ?, ?, ?, ?, ?) AND every_batch_record "
+                        "IS NULL RETURNING 1", [*checked, *key]).fetchall()
                 added += bool(new)
                 if g.cost is not None:
                     self._add_cost(v, g.cost)
@@ -378,17 +383,16 @@ class Store:
     def _add_cost(self, v: Verdict, cost: Cost) -> None:
         # Only with a new verdict: a key is graded once, so is its cost.
         self.con.execute(
-            "INSERT INTO costs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            "INSERT INTO costs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT DO NOTHING",
             [*key_of(v).row(), cost.rows_read, cost.rows_written, cost.records,
              cost.read_amplification, cost.unprofiled])
 
     def costs(self) -> dict[Key, Cost]:
         """Every stored cost, by verdict key."""
         rows = self.con.execute(
-            "SELECT task_digest, schedule, seed, artifact, engine_version, harness_version, "
-            "rows_read, rows_written, records, unprofiled FROM costs").fetchall()
-        return {Key(d, s, int(seed), a, e, h): Cost(int(r), int(w), int(n), int(u))
-                for d, s, seed, a, e, h, r, w, n, u in rows}
+            f"SELECT {KEY}, rows_read, rows_written, records, unprofiled FROM costs").fetchall()
+        return {_key(row[:8]): Cost(*(int(v) for v in row[8:])) for row in rows}
 
     def graded_keys(self, engine_version: str | None = None,
                     harness_version: str | None = None,
@@ -398,35 +402,32 @@ class Store:
         those graded with the every-batch check too."""
         current = current_versions(engine)
         rows = self.con.execute(
-            "SELECT task_digest, schedule, seed, artifact, engine_version, harness_version "
-            "FROM verdicts WHERE engine_version = ? AND harness_version = ? "
+            f"SELECT {KEY} FROM verdicts WHERE engine_version = ? AND harness_version = ? "
             "AND (NOT ? OR every_batch_record IS NOT NULL)",
             [engine_version or current[0], harness_version or current[1],
              every_batch]).fetchall()
-        return {Key(d, s, int(seed), a, e, h) for d, s, seed, a, e, h in rows}
+        return {_key(row) for row in rows}
 
     def verdict_kinds(self, engine: EngineName = DEFAULT_ENGINE) -> dict[Key, str]:
         """PASS / FAIL / ERROR for every key of this installation's versions on `engine`."""
         rows = self.con.execute(
-            "SELECT task_digest, schedule, seed, artifact, engine_version, harness_version, "
-            "verdict FROM verdicts WHERE engine_version = ? AND harness_version = ?",
-            list(current_versions(engine))).fetchall()
-        return {Key(d, s, int(seed), a, e, h): k for d, s, seed, a, e, h, k in rows}
+            f"SELECT {KEY}, verdict FROM verdicts WHERE engine_version = ? AND "
+            "harness_version = ?", list(current_versions(engine))).fetchall()
+        return {_key(row[:8]): row[8] for row in rows}
 
     def verdicts(self, arms: Sequence[str] | None = None) -> list[StoredVerdict]:
         """Every stored verdict (with `arms`, of the artifacts of those arms' cells), in key
         order."""
         rows = self.con.execute(
-            "SELECT task_digest, schedule, seed, artifact, engine_version, harness_version, "
-            "task, verdict, record, engine, run_id, every_batch_record FROM verdicts v "
+            f"SELECT {KEY}, task, verdict, record, engine, run_id, every_batch_record "
+            "FROM verdicts v "
             "WHERE $1 IS NULL OR EXISTS "
             "(SELECT 1 FROM cells c WHERE list_contains($1, c.arm) AND c.artifact = v.artifact "
-            "AND c.task_digest = v.task_digest) ORDER BY task_digest, schedule, seed, "
-            "artifact, engine_version, harness_version",
+            f"AND c.task_digest = v.task_digest) ORDER BY {KEY}",
             [None if arms is None else list(arms)]).fetchall()
-        return [StoredVerdict(Key(d, s, int(seed), a, e, h), t, k, r,
-                              check_engine(engine) if engine else engine_of(e), run, every)
-                for d, s, seed, a, e, h, t, k, r, engine, run, every in rows]
+        return [StoredVerdict(_key(row[:8]), t, k, r,
+                              check_engine(engine) if engine else engine_of(row[4]), run, every)
+                for row in rows for t, k, r, engine, run, every in [row[8:]]]
 
     # -- explain --results -----------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from arrivalbench.core.artifacts.ref import ArtifactRef
     from arrivalbench.core.engine import Database
+    from arrivalbench.core.lateness import Allowance
     from arrivalbench.core.schedules import Batch
 
 
@@ -32,6 +33,11 @@ class Artifact(Protocol):
     @property
     def ref(self) -> ArtifactRef:
         """The artifact as data: what crosses layers and processes."""
+
+    @property
+    def allowance(self) -> Allowance | None:
+        """The records it declares it keeps, when it declares any (a microbatch model keeps
+        what its lookback re-reads); None: every record."""
 
     def start(self, db: Database) -> Run:
         """Prepare one replay in `db`; raises `engine.Failure` if it cannot run at all."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
+from arrivalbench.core.lateness import Allowance
 from arrivalbench.core.values import digest
 
 ArtifactKind = Literal["script", "dbt"]
@@ -36,6 +37,9 @@ class ArtifactRef:
     models: tuple[str, ...] = ()
     passed_env: tuple[str, ...] = ()
     origin: str = field(default="", compare=False)
+    # The records it declares it keeps (a microbatch model's lookback), as read: what the
+    # artifact says of itself once loaded, here so that a caller can check before grading.
+    allowance: Allowance | None = field(default=None, compare=False)
 
     @property
     def digest(self) -> str:

@@ -34,6 +34,10 @@ class Script:
     def ref(self) -> ArtifactRef:
         return script_ref(self.sql, self.origin)
 
+    @property
+    def allowance(self) -> None:
+        return None  # a script declares nothing of lateness: it keeps every record
+
     def start(self, db: Database) -> Run:
         statements = db.split(self.sql)  # a script that does not parse fails its first batch
 

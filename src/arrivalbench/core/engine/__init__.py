@@ -118,8 +118,10 @@ class Database(Protocol):
     def stage(self, deliveries: Mapping[str, pa.Table]) -> None:
         """Every delivery of the replay, per source, with a `__batch` column."""
 
-    def load(self, batch: int, columns: Mapping[str, Sequence[str]]) -> None:
-        """Make each `incoming.<source>` hold exactly the rows of `batch`."""
+    def load(self, batch: int, columns: Mapping[str, Sequence[str]], *,
+             accumulate: bool = False) -> None:
+        """Make each `incoming.<source>` hold exactly the rows of `batch` (with `accumulate`:
+        of every batch up to and including it)."""
 
     def run(self, statements: Statements, count: int | None = None,
             meter: Meter | None = None) -> None:

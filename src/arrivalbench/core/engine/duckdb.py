@@ -302,16 +302,21 @@ class Database:
                 offset += entry["counts"]
             self._staged[name] = (table.drop_columns(["__batch"]), spans)
 
-    def load(self, batch: int, columns: Mapping[str, Sequence[str]]) -> None:
+    def load(self, batch: int, columns: Mapping[str, Sequence[str]], *,
+             accumulate: bool = False) -> None:
         """Replace each `incoming.<source>` with the staged rows of `batch`, in delivery order
-        (one thread preserves it). Only that batch's slice is registered, on the loader's own
-        connection, for the length of one statement. Rebuild the schema if the pipeline
-        disturbed it."""
+        (one thread preserves it), or with `accumulate` with the rows of every batch up to and
+        including it: what landed so far, whatever the pipeline did to the table. Only that
+        slice is registered, on the loader's own connection, for the length of one statement.
+        Rebuild the schema if the pipeline disturbed it."""
         registered: list[str] = []
         statements: list[str] = []
         for name, names in columns.items():
             table, spans = self._staged[name]
             offset, length = spans.get(batch, (0, 0))
+            if accumulate:
+                offset, length = 0, max((o + n for b, (o, n) in spans.items() if b <= batch),
+                                        default=0)
             view = f"__batch_{len(registered)}"
             self._db.register(view, table.slice(offset, length))
             registered.append(view)

@@ -6,6 +6,7 @@ Loading runs no code from the folder: the log is data and the SQL is only read h
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, cast, overload
 
@@ -153,6 +154,9 @@ def parse(path: Path, folder_digest: str) -> TaskSpec:
     )
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+
+
 def _tier(top: _Fields) -> Tier:
     """Absent means core (a user's task written before tiers stays valid); a value outside
     TIERS is a typo that would silently move the task out of the study, so it is an error."""
@@ -189,7 +193,7 @@ def _sources(top: _Fields) -> tuple[Source, ...]:
     sources = []
     for name in top.get("sources", dict):
         sub = top.sub("sources").sub(name)
-        sub.only("columns", "record_key", "event_time", "entity_key", "version")
+        sub.only("columns", "record_key", "event_time", "entity_key", "version", "landed_at")
         columns = _columns(sub, "columns")
         names = tuple(c.name for c in columns)
         record_key = sub.names("record_key", names)
@@ -203,8 +207,12 @@ def _sources(top: _Fields) -> tuple[Source, ...]:
         entity_key = sub.names("entity_key", names, None)
         if bool(entity_key) != bool(version):
             raise sub.fail("version", "entity_key and version go together in a change stream")
+        landed_at = sub.get("landed_at", str, None)
+        if landed_at is not None and not _IDENTIFIER.fullmatch(landed_at):
+            raise sub.fail("landed_at", f"{landed_at!r} is not a plain identifier (letters, "
+                                        "digits and _, not starting with a digit)")
         sources.append(Source(str(name), columns, record_key, event_time[0] if event_time else
-                              None, entity_key, version[0] if version else None))
+                              None, entity_key, version[0] if version else None, landed_at))
     if not sources:
         raise top.fail("sources", "must declare at least one source")
     return tuple(sources)

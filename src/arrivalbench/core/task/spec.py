@@ -20,6 +20,11 @@ Hazard = Literal[
     "late_arrival", "out_of_order", "duplicates", "crash_retry", "backfill", "schema_evolution"
 ]
 HAZARDS: tuple[Hazard, ...] = get_args(Hazard)
+DEFAULT_LANDED_AT = "_landed_at"
+# How delivered records reach a pipeline's sources (docs/contract.md, Landing): `batch`, each
+# source holding exactly the batch; `accumulate`, each batch appended to what landed before.
+Landing = Literal["batch", "accumulate"]
+LANDINGS: tuple[Landing, ...] = get_args(Landing)
 LOG_SUFFIXES = (".jsonl", ".csv", ".parquet")  # the formats of log/<source>.*
 MODES: tuple[Mode, ...] = get_args(Mode)
 DIFFICULTIES: tuple[Difficulty, ...] = get_args(Difficulty)
@@ -47,10 +52,17 @@ class Source:
     event_time: str | None
     entity_key: tuple[str, ...] = ()
     version: str | None = None
+    landed_at: str | None = None  # the load-time column it declares (task.yaml `landed_at:`)
 
     @property
     def is_change_stream(self) -> bool:
         return bool(self.entity_key) and self.version is not None
+
+    @property
+    def load_time(self) -> str:
+        """The column that carries each landed row's load time under accumulating landing:
+        the one the source declares, else `_landed_at` (as loaders stamp theirs)."""
+        return self.landed_at or DEFAULT_LANDED_AT
 
 
 @dataclass(frozen=True)

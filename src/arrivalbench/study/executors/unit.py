@@ -15,6 +15,7 @@ from typing import Any, Protocol, TypeVar
 from arrivalbench.core.artifacts import ArtifactRef, load, startup_seconds
 from arrivalbench.core.engine.cost import Cost
 from arrivalbench.core.grading import GradeOptions, Point, StopCause, grade, schedule, stopped
+from arrivalbench.core.lateness import key_text
 from arrivalbench.core.task import TaskSpec, load_spec
 from arrivalbench.core.values import canonical_json
 from arrivalbench.core.verdict import Verdict
@@ -60,8 +61,10 @@ class Unit:
 
     def key(self) -> Key:
         """The key the verdict of this unit is stored under by this installation."""
+        options = self.options
         return Key(self.task_digest, self.schedule, self.seed, self.artifact.digest,
-                   *current_versions(self.options.engine))
+                   *current_versions(options.engine), options.landing,
+                   key_text(options.allowance))
 
     def check(self, result: Result) -> None:
         """A worker of another harness or engine version would store keys the run never asked

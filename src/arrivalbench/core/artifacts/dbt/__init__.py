@@ -28,6 +28,7 @@ from arrivalbench.core.artifacts.dbt.files import DbtError, Files
 from arrivalbench.core.artifacts.dbt.process import Child, Died, Expired
 from arrivalbench.core.artifacts.ref import ArtifactRef
 from arrivalbench.core.engine import Failure, Limits, normalize_message
+from arrivalbench.core.lateness import BATCH_SIZES, Allowance
 from arrivalbench.core.values import digest
 from arrivalbench.errors import mention
 
@@ -221,6 +222,7 @@ class DbtProject:
     limits: Limits = Limits()
     passed_env: tuple[str, ...] = ()  # the user's own variables the project may read
     compiled: str = ""
+    allowance: Allowance | None = None  # a microbatch model's lookback: what it re-reads
     child: Child | None = None
     parsed: dict[str, Any] | None = None  # what `child` parsed, while it is the one that did
 
@@ -237,7 +239,7 @@ class DbtProject:
     @property
     def ref(self) -> ArtifactRef:
         return ArtifactRef("dbt", self.text, self.found.content, self.found.digest,
-                           (self.model,), self.passed_env, self.origin)
+                           (self.model,), self.passed_env, self.origin, self.allowance)
 
     def _child(self) -> Child:
         """The project's dbt process, started and the project parsed on first use, and again
@@ -525,7 +527,19 @@ def _check(found: files.Files, model: str, spec: TaskSpec, parsed: dict[str, Any
             plain_identifier(table["identifier"],
                              f"source table {source.name!r}'s identifier", root))
     return DbtProject(found.origin, model, spec.target.name, found.digest, sources, output, found,
-                      limits, passed_env)
+                      limits, passed_env, allowance=microbatch_allowance(node))
+
+
+def microbatch_allowance(node: dict[str, Any]) -> Allowance | None:
+    """What a microbatch model keeps: the `lookback` windows of `batch_size` it re-reads
+    (dbt's default lookback is 1); None for any other model."""
+    if node.get("incremental_strategy") != "microbatch":
+        return None
+    size = str(node.get("batch_size") or "")
+    lookback = node.get("lookback")
+    if size not in BATCH_SIZES:
+        return None  # dbt refuses the model itself; its run says why
+    return Allowance(lookback=1 if lookback is None else int(lookback), batch_size=size)
 
 
 def _refuse_python(nodes: dict[str, dict[str, Any]], start: str, root: str | Path) -> None:

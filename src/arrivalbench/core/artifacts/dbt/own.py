@@ -29,6 +29,7 @@ from arrivalbench.core.artifacts.dbt import (
     _Session,
     is_project,
     keep_child,
+    microbatch_allowance,
     plain_identifier,
     start_child,
 )
@@ -178,7 +179,8 @@ def load(root: Path, model: str | None, limits: Limits = Limits(),
                                             f"model {what.model}'s alias", root))
         project = DbtProject(str(root), what.model, what.model, found.digest,
                              {s.name: _Relation(*s.relation) for s in what.sources}, output,
-                             found, limits, tuple(passed_env), child=child, parsed=parsed)
+                             found, limits, tuple(passed_env),
+                             allowance=microbatch_allowance(node), child=child, parsed=parsed)
     except BaseException:
         child.kill()
         raise

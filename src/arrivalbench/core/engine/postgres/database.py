@@ -131,19 +131,22 @@ class Database:
             self._deliveries[name] = table
             self._columns[name] = []
 
-    def load(self, batch: int, columns: Mapping[str, Sequence[str]]) -> None:
+    def load(self, batch: int, columns: Mapping[str, Sequence[str]], *,
+             accumulate: bool = False) -> None:
         """Replace the rows of each `incoming.<source>` with the rows of `batch`, in delivery
-        order; a column that appears (schema evolution) is added to the table."""
+        order, or with `accumulate` append them to the rows landed before (the pipeline may
+        only read `incoming`); a column that appears (schema evolution) is added to the table,
+        NULL in the rows landed before it."""
         try:
             with self._watchdog.armed(self._admin, self.limits, self._server), \
                     self._admin.transaction():
                 for name, names in columns.items():
                     if name in self._columns:
-                        self._load(name, batch, list(names))
+                        self._load(name, batch, list(names), accumulate)
         except psycopg.Error as exc:
             raise self._failure(exc, self._admin, "load", None) from None
 
-    def _load(self, name: str, batch: int, names: list[str]) -> None:
+    def _load(self, name: str, batch: int, names: list[str], accumulate: bool) -> None:
         target = pgsql.Identifier("incoming", name)
         have = self._columns[name]
         defs = [pgsql.SQL("{} {}").format(pgsql.Identifier(c), pgsql.SQL(self._types[name][c]))
@@ -154,7 +157,7 @@ class Database:
         elif defs:
             self._admin.execute(pgsql.SQL("ALTER TABLE {} {}").format(
                 target, pgsql.SQL(", ").join(pgsql.SQL("ADD COLUMN {}").format(d) for d in defs)))
-        if have:
+        if have and not accumulate:
             self._admin.execute(pgsql.SQL("TRUNCATE {}").format(target))
         self._columns[name] = list(dict.fromkeys([*have, *names]))
         table = self._deliveries[name]
