@@ -16,9 +16,11 @@ from arrivalbench.cli.console import out
 from arrivalbench.cli.documents import grade_document
 from arrivalbench.cli.exits import verdict_status, warn
 from arrivalbench.cli.options import (
+    allowance_option,
     check_statements,
     engine_option,
     json_option,
+    landing_option,
     refuse_unless,
     results_file,
     schedule_choice,
@@ -30,8 +32,9 @@ from arrivalbench.core.artifacts import ArtifactRef, check_path_engine, kind_of,
 from arrivalbench.core.engine import DEFAULT_ENGINE, FACTS, EngineName, Limits, backend
 from arrivalbench.core.engine.cost import Cost, check_measurable
 from arrivalbench.core.grading import GradeOptions, Point, plan
+from arrivalbench.core.lateness import MODEL, Allowance
 from arrivalbench.core.schedules import Schedule
-from arrivalbench.core.task import BUILTIN_DIR, TaskSpec, load_spec, source_of
+from arrivalbench.core.task import BUILTIN_DIR, Landing, TaskSpec, load_spec, source_of
 from arrivalbench.core.values import JSON, canonical_json
 from arrivalbench.core.verdict import Verdict
 from arrivalbench.errors import ArrivalBenchError
@@ -78,21 +81,29 @@ from arrivalbench.words import count, printable
 @click.option("--load-timeout", type=click.FloatRange(min=0, min_open=True),
               default=Limits.load_seconds, show_default=True,
               help="Seconds loading a dbt project (parse and compile) may take.")
+@landing_option(None, "How each batch reaches the sources: alone (batch), or appended to what "
+                      "landed before, its load time in _landed_at (accumulate). Default: "
+                      "accumulate with --data, else batch.")
+@allowance_option
 def grade(pipeline: Path, task: str | None, data: Path | None, model: str | None,
           select: str | None, kinds: Sequence[str], seeds: int, timeout: float, as_json: bool,
           every_batch: bool, plan_file: Path | None, measure: bool, engine: EngineName,
-          passed_env: Sequence[str], replay_timeout: float, load_timeout: float) -> None:
+          passed_env: Sequence[str], replay_timeout: float, load_timeout: float,
+          landing: Landing | None, allowance: Allowance | str | None) -> None:
     """Grade PIPELINE (a .sql script or a dbt project folder) on TASK. Exit 0 if every verdict
     is PASS, 1 otherwise."""
     backend(engine)  # a missing extra is one line before anything runs
     check_path_engine(pipeline, engine)
     limits = Limits(statement_seconds=timeout, replay_seconds=replay_timeout,
                     load_seconds=load_timeout)
-    options = GradeOptions(engine, limits, every_batch=every_batch, measure=measure)
     _refuse_project_options(pipeline, select=select, passed_env=passed_env)
+    needs = "--every-batch" if every_batch else "--allowed-lateness" if allowance else None
     spec, ref = _graded(pipeline, task=task, data=data, model=model, select=select,
-                        passed_env=passed_env,
-                        needs_prefixes="--every-batch" if every_batch else None, limits=limits)
+                        passed_env=passed_env, needs_prefixes=needs, limits=limits)
+    landing = landing or ("accumulate" if data is not None else "batch")
+    options = GradeOptions(engine, limits, every_batch=every_batch, measure=measure,
+                           landing=landing, allowance=allowance)
+    _check_time_options(ref, options)
     if traits(ref).statements:
         check_statements(pipeline, ref.text, engine)
     check_reference(spec, limits)
@@ -193,6 +204,19 @@ def _print_grade(pipeline: Path, spec: TaskSpec, ref: ArtifactRef, graded: _Grad
     for line in render.command_lines("next: ", argv or [], out.width):
         # never folded by the console: the backslashes keep it one command to paste
         out.print(printable(line), markup=False, highlight=False, soft_wrap=True)
+
+
+def _check_time_options(ref: ArtifactRef, options: GradeOptions) -> None:
+    """`--allowed-lateness model` needs an artifact with an allowance of its own; a model that
+    re-reads its sources is told when its sources hold only the batch."""
+    if options.allowance == MODEL and ref.allowance is None:
+        raise ArrivalBenchError(f"--allowed-lateness model: {ref.origin or 'the pipeline'} "
+                                "declares no lookback of its own (only a dbt microbatch model "
+                                "does); give a duration such as 36h")
+    if ref.allowance is not None and options.landing == "batch":
+        warn(f"{ref.origin}: a microbatch model re-reads its sources over its lookback, and "
+             "under --landing batch they hold only the batch; --landing accumulate lands "
+             "every batch in them, as a loader does")
 
 
 def _refuse_project_options(pipeline: Path, *, select: str | None,

@@ -13,8 +13,9 @@ import click
 
 from arrivalbench.core.engine import DEFAULT_ENGINE, ENGINES, EngineName, Failure, Limits, backend
 from arrivalbench.core.grading import DEFAULT_SEEDS
+from arrivalbench.core.lateness import Allowance
 from arrivalbench.core.schedules import KINDS
-from arrivalbench.core.task import TIER_CHOICES
+from arrivalbench.core.task import LANDINGS, TIER_CHOICES
 from arrivalbench.errors import ArrivalBenchError, did_you_mean
 from arrivalbench.study.store import DEFAULT_RESULTS
 
@@ -112,6 +113,31 @@ def engine_option(help: str = "The engine the pipelines run on (postgres needs t
     """`--engine duckdb|postgres`; an unknown name is a one-line usage error listing them."""
     return click.option("--engine", type=Choice(ENGINES), default=DEFAULT_ENGINE,
                         show_default=True, help=help)
+
+
+def landing_option(default: str | None = "batch", help: str | None = None
+                   ) -> Callable[[F], F]:
+    """`--landing batch|accumulate`: how each batch reaches the pipeline's sources."""
+    return click.option(
+        "--landing", type=Choice(LANDINGS), default=default, show_default=default is not None,
+        help=help or "How each batch reaches the sources: alone (batch), or appended to what "
+                     "landed before, with its load time in _landed_at (accumulate).")
+
+
+def allowance_option(f: F) -> F:
+    """`--allowed-lateness D|model`: grade against the reference over the records at most D
+    late (or inside a microbatch model's own lookback)."""
+    return click.option(
+        "--allowed-lateness", "allowance", metavar="D|model", callback=_allowance,
+        help="Grade against the reference over the records at most D late when they first "
+             "land (36h, 1d12h, 90m), or inside a microbatch model's lookback (model).")(f)
+
+
+def _allowance(ctx: click.Context, param: click.Parameter, value: str | None
+               ) -> Allowance | str | None:
+    from arrivalbench.core.lateness import parse
+
+    return None if value is None else parse(value)
 
 
 def tier_option(default: str, help: str | None = None) -> Callable[[F], F]:

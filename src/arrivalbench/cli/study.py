@@ -17,6 +17,7 @@ from arrivalbench.cli.options import (
     command_line,
     engine_option,
     executor_option,
+    landing_option,
     results_option,
     seeds_option,
     tasks_option,
@@ -24,7 +25,7 @@ from arrivalbench.cli.options import (
     workers_option,
 )
 from arrivalbench.core.engine import EngineName, Limits
-from arrivalbench.core.task import TierChoice, select
+from arrivalbench.core.task import Landing, TierChoice, select
 from arrivalbench.corpus.prompts import DEFAULT_VARIANT, VARIANTS
 from arrivalbench.errors import is_missing, missing_extra
 from arrivalbench.explain import DEFAULT_BUDGET as EXPLAIN_BUDGET
@@ -62,11 +63,12 @@ from arrivalbench.words import count, printable, printable_doc
                    "verdict (a replay stored without it is graded again).")
 @engine_option("The engine every artifact runs on; gold and negatives are each task's "
                "pipelines for it. Verdicts of both engines live in one results file.")
+@landing_option()
 def run_command(arms: Sequence[str], submissions: Path | None, arm_name: str | None,
                 allow_unmatched: bool, task_refs: Sequence[str], tier: TierChoice | None,
                 seeds: int, results: Path, workers: int | None, executor: str,
                 then_explain: bool, measure: bool, every_batch: bool,
-                engine: EngineName) -> None:
+                engine: EngineName, landing: Landing) -> None:
     """Grade arms into a results file: every cell on snapshot, both controls and each declared
     hazard for every seed. Replays already in the file are not graded again, so the same command
     resumes an interrupted run and more arms add to the file."""
@@ -77,7 +79,7 @@ def run_command(arms: Sequence[str], submissions: Path | None, arm_name: str | N
                        tasks=select(task_refs, tier, "core"), seeds=seeds, workers=workers,
                        executor=executor, command=command_line(),
                        allow_unmatched=allow_unmatched, measure=measure,
-                       every_batch=every_batch, engine=engine)
+                       every_batch=every_batch, engine=engine, landing=landing)
     out.print(summary_table(summary, out.width))
     if then_explain:
         explain_study(results, EXPLAIN_BUDGET, (), Limits(), engine)

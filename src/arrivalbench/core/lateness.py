@@ -74,6 +74,13 @@ def key_text(allowance: Allowance | str | None) -> str:
     return f"{allowance.seconds:g}s"
 
 
+def from_key(text: str) -> Allowance | str | None:
+    """The allowance a verdict's key holds (`key_text`'s inverse)."""
+    if not text:
+        return None
+    return MODEL if text == MODEL else Allowance(seconds=float(text.removesuffix("s")))
+
+
 _PART = re.compile(r"(\d+(?:\.\d+)?)\s*(w|d|h|m|s)")
 _UNITS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
 

@@ -33,7 +33,15 @@ from arrivalbench.core.artifacts import ArtifactRef
 from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, check_engine
 from arrivalbench.core.engine.cost import check_measurable
 from arrivalbench.core.grading import DEFAULT_SEEDS, GradeOptions, check_seeds, plan
-from arrivalbench.core.task import TaskSpec, builtin_ids, load_spec, load_specs, source_of
+from arrivalbench.core.lateness import key_text
+from arrivalbench.core.task import (
+    Landing,
+    TaskSpec,
+    builtin_ids,
+    load_spec,
+    load_specs,
+    source_of,
+)
 from arrivalbench.core.verdict import STATUSES
 from arrivalbench.errors import WARNING, ArrivalBenchError, ParameterError, UnknownName, mention
 from arrivalbench.study import arms as armlib
@@ -118,7 +126,7 @@ def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None
         workers: int | None = None, executor: str | Executor = "local", progress: bool = True,
         command: str | None = None, warn: Warn = stderr_warning,
         allow_unmatched: bool = False, measure: bool = False, every_batch: bool = False,
-        engine: EngineName = DEFAULT_ENGINE) -> Summary:
+        engine: EngineName = DEFAULT_ENGINE, landing: Landing = "batch") -> Summary:
     """Store the artifacts of `arms` (built-in arm names) and of a folder of `submissions` as
     cells, then grade every replay of their plans not graded yet into `results`.
 
@@ -128,7 +136,8 @@ def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None
     a task without pipelines for it in an arm that needs them (gold, negatives) stops the run
     before anything is written. With `measure` every replay's cost is stored too; with
     `every_batch` the every-batch check's verdict beside the final table's (a replay stored
-    without it is graded again for it)."""
+    without it is graded again for it). `landing` says how each batch reaches the sources (a
+    verdict of one landing is never one of the other)."""
     engine = check_engine(engine)
     if measure:
         check_measurable(engine)
@@ -165,7 +174,8 @@ def run(results: Path | str = DEFAULT_RESULTS, arms: Sequence[str] | None = None
         planned = _store_artifacts(store, arm_names, specs, artifacts, engine)
         return _grade(store, planned, arm_names, [s.id for s in specs], seeds=seeds, pool=pool,
                       progress=progress, command=command, warnings=warnings, warn=warn,
-                      options=GradeOptions(engine, measure=measure, every_batch=every_batch))
+                      options=GradeOptions(engine, measure=measure, every_batch=every_batch,
+                                           landing=landing))
 
 
 def _store_artifacts(store: Store, arms: Sequence[str], specs: Sequence[TaskSpec],
@@ -340,7 +350,7 @@ def _grade(store: Store, planned: Sequence[_Planned], arms: Sequence[str], tasks
         warnings.append(message)
         warn(message)
     return Summary(store.path, run_id, pool.name, pool.workers, seeds,
-                   _summarise(store, planned, arms, seeds, engine), len(units), graded, skipped,
+                   _summarise(store, planned, arms, seeds, options), len(units), graded, skipped,
                    deaths, time.perf_counter() - start, warnings, engine)
 
 
@@ -374,9 +384,9 @@ def _stop_on_signals() -> Iterator[_Stop]:
 
 
 def _summarise(store: Store, planned: Sequence[_Planned], arms: Sequence[str], seeds: int,
-               engine: EngineName = DEFAULT_ENGINE) -> list[ArmSummary]:
-    kinds = store.verdict_kinds(engine)
-    versions = current_versions(engine)
+               options: GradeOptions) -> list[ArmSummary]:
+    kinds = store.verdict_kinds(options.engine)
+    tail = (*current_versions(options.engine), options.landing, key_text(options.allowance))
     out = []
     for arm in arms:
         cells = [p for p in planned if p.cell.arm == arm]
@@ -388,7 +398,7 @@ def _summarise(store: Store, planned: Sequence[_Planned], arms: Sequence[str], s
             scripts += 1
             got: dict[str, list[str]] = {}
             for kind, seed in _points(item.spec, seeds):
-                key = Key(item.spec.digest, kind, seed, item.cell.artifact, *versions)
+                key = Key(item.spec.digest, kind, seed, item.cell.artifact, *tail)
                 verdict = kinds.get(key)
                 if verdict is None:
                     ungraded += 1

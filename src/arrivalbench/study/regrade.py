@@ -13,6 +13,7 @@ from arrivalbench import render
 from arrivalbench.core.artifacts import ArtifactRef
 from arrivalbench.core.engine import EngineName
 from arrivalbench.core.grading import GradeOptions
+from arrivalbench.core.lateness import from_key
 from arrivalbench.core.task import TaskSpec
 from arrivalbench.errors import ArrivalBenchError, ParameterError
 from arrivalbench.study.executors import Executor, Result, Unit
@@ -148,7 +149,9 @@ def _unit(v: StoredVerdict, specs: dict[str, tuple[TaskSpec, str] | None],
     assert found is not None
     spec, source = found
     return Unit(source, spec.digest, refs[v.key.artifact], v.key.schedule, v.key.seed,
-                GradeOptions(v.engine, every_batch=v.every_batch is not None))
+                GradeOptions(v.engine, every_batch=v.every_batch is not None,
+                             landing=v.key.landing,  # type: ignore[arg-type]
+                             allowance=from_key(v.key.allowance)))
 
 
 def _rerun(pool: Executor, units: list[Unit], stored: list[StoredVerdict], progress: bool
