@@ -4,6 +4,7 @@ one error naming the bad value."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arrivalbench.core import plans
+from arrivalbench.core import clock, plans
 from arrivalbench.core.grading import schedule
+from arrivalbench.core.log import load_log
 from arrivalbench.core.plans import PlanError
 from arrivalbench.core.schedules import KINDS, Batch, Schedule
 from arrivalbench.core.task import TaskSpec, load_spec
@@ -40,6 +42,7 @@ def test_generated_schedules_round_trip(tiny_spec: TaskSpec, kind: str, seed: in
     back = _roundtrip(tiny_spec, sched)
     assert (back.kind, back.seed, back.batches, back.evolution_from) == \
         (sched.kind, sched.seed, sched.batches, sched.evolution_from)
+    assert back.clock is None  # the clock written out is the one its records give
 
 
 rows = st.integers(0, 11)
@@ -92,6 +95,32 @@ def _plan(**changes: Any) -> dict[str, Any]:
                      "abort": None}]}
     doc.update(changes)
     return doc
+
+
+def test_a_plan_may_set_its_clock(tiny_spec: TaskSpec) -> None:
+    data = plans.document(tiny_spec, schedule(tiny_spec, "in_order", 0))
+    derived = [b["clock"] for b in data["batches"]]  # type: ignore[index, union-attr]
+    for number, item in enumerate(data["batches"]):  # type: ignore[arg-type, union-attr]
+        item["clock"] = f"2030-01-01 00:00:{number:02d}"  # type: ignore[index]
+    sched = plans.parse(tiny_spec, data)
+    assert [clock.text(t) for t in clock.of(sched, load_log(tiny_spec))] == \
+        [f"2030-01-01 00:00:{n:02d}" for n in range(len(derived))]
+    assert sched.digest != schedule(tiny_spec, "in_order", 0).digest
+
+
+@pytest.mark.parametrize(("clocks", "message"), [
+    (["2024-01-02 00:00:00", "2024-01-01 00:00:00"],
+     "batches[1]: clock 2024-01-01 00:00:00 is before the previous batch's "
+     "(2024-01-02 00:00:00); a clock never goes backwards"),
+    (["2024-01-02 00:00:00", None], "batches[1]: clock null: give the batch's processing time"),
+    (["yesterday", "2024-01-01 00:00:00"], "batches[0]: clock \"yesterday\""),
+])
+def test_a_clock_that_goes_backwards_or_is_partial_is_refused(
+        tiny_spec: TaskSpec, clocks: list[str | None], message: str) -> None:
+    data = _plan(batches=[{"batch": n, "records": [], "abort": None, "clock": c}
+                          for n, c in enumerate(clocks)])
+    with pytest.raises(PlanError, match=re.escape(message)):
+        plans.parse(tiny_spec, data, "p.json")
 
 
 def _batch(**changes: Any) -> list[dict[str, Any]]:

@@ -21,9 +21,9 @@ from sqlglot import exp
 from arrivalbench.core.artifacts import Artifact
 from arrivalbench.core.engine import DEFAULT_ENGINE, Database, EngineName, Failure, Limits, Table
 from arrivalbench.core.engine import duckdb as reference_engine
-from arrivalbench.core.log import Log, load_log
+from arrivalbench.core.log import load_log
 from arrivalbench.core.oracle import Diff, compare_all
-from arrivalbench.core.replay import Outcome, expected_all, replay
+from arrivalbench.core.replay import Outcome, expected_all, reference_tables, replay
 from arrivalbench.core.schedules import Ref, Schedule
 from arrivalbench.core.task import Landing, TaskSpec
 from arrivalbench.core.values import JSON
@@ -130,6 +130,7 @@ def _compute(spec: TaskSpec, sets: list[frozenset[Ref]], limits: Limits,
     own, through a view of the rows up to the current step, and must agree row for row; where
     they do not, or where the query cannot be written so, every set is computed on its own."""
     log = load_log(spec)
+    tables = reference_tables(spec, log)
     out: list[Table] = []
     chosen = spec.targets[target]
     file = file or chosen.reference_file
@@ -150,7 +151,7 @@ def _compute(spec: TaskSpec, sets: list[frozenset[Ref]], limits: Limits,
                     for ref in records:
                         first.setdefault(ref, step)
                 logs = {}
-                for name, table in log.tables.items():
+                for name, table in tables.items():
                     steps = pa.array([first.get((name, row)) for row in range(table.num_rows)],
                                      pa.int64())
                     logs[name] = f"__log_{number}_{name}"
@@ -158,7 +159,7 @@ def _compute(spec: TaskSpec, sets: list[frozenset[Ref]], limits: Limits,
                     columns = ", ".join(f'"{c}"' for c in table.column_names)
                     db.define(name, f'SELECT {columns} FROM main."{logs[name]}" '
                                     'WHERE __step <= (SELECT k FROM main."__step")')
-                together = _together(db, query, casts, logs, log, number, len(chain)) \
+                together = _together(db, query, casts, logs, tables, number, len(chain)) \
                     if len(chain) > 1 and _STEPPED.get(key, True) else None
 
                 def alone(step: int) -> Table:
@@ -184,10 +185,10 @@ _STEPPED: dict[tuple[str, str, str], bool] = {}
 
 
 def _together(db: reference_engine.Database, query: str, casts: str, logs: dict[str, str],
-              log: Log, number: int, count: int) -> list[Table] | None:
+              tables: Mapping[str, pa.Table], number: int, count: int) -> list[Table] | None:
     """The query over each step 0..count-1 of a chain, in one query; None where the query
     cannot be written so or DuckDB cannot run it (each step is then computed alone)."""
-    columns = {name: tuple(table.column_names) for name, table in log.tables.items()}
+    columns = {name: tuple(table.column_names) for name, table in tables.items()}
     text = stepped(query, logs, columns)
     if text is None:
         return None

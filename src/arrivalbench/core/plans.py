@@ -163,7 +163,11 @@ def parse(spec: TaskSpec, data: object, where: str = "plan", log: Log | None = N
         if not _whole(evolution_from) or not 0 <= evolution_from < len(batches):
             raise PlanError(f"{where}: evolution_from must be a batch number "
                             f"0..{len(batches) - 1} or null, got {_got(evolution_from)}")
-    return Schedule(kind, seed, batches, evolution_from, clock=given)
+    sched = Schedule(kind, seed, batches, evolution_from)
+    # A plan that states the clock its records give anyway (as every plan written out does)
+    # keeps the identity of the schedule it was written from.
+    return sched if given is None or given == clock.of(sched, log) else \
+        Schedule(kind, seed, batches, evolution_from, clock=given)
 
 
 def _clock(batches: list[object], where: str) -> tuple[dt.datetime, ...] | None:

@@ -164,6 +164,20 @@ def replay(spec: TaskSpec, artifact: Artifact | str, schedule: Schedule,
                        meter.cost(records) if meter else None, tuple(others))
 
 
+def reference_tables(spec: TaskSpec, log: Log) -> dict[str, pa.Table]:
+    """The sources as a reference reads them: the log, and for a source that declares a
+    load-time column (`landed_at:`) that column too, every row landed at the reference's clock
+    (a full recomputation lands everything at once: a model's full refresh may read it)."""
+    at = clock.reference_of(log)
+    tables = dict(log.tables)
+    for source in spec.sources:
+        table = tables[source.name]
+        if source.landed_at is not None and source.landed_at not in table.column_names:
+            tables[source.name] = table.append_column(
+                source.landed_at, pa.array([at] * table.num_rows, pa.timestamp("us")))
+    return tables
+
+
 def expected(spec: TaskSpec, limits: Limits = Limits()) -> Table:
     """`reference.sql` over the complete log, cast to the declared target types: the first
     target's (`expected_all` for every target)."""
@@ -190,7 +204,7 @@ def _expected(spec: TaskSpec, limits: Limits, number: int) -> Table:
                             f"{len(statements)} statements")
         query = statements.parsed[0].query.strip().rstrip(";")
         try:
-            for name, table in log.tables.items():
+            for name, table in reference_tables(spec, log).items():
                 db.create(name, table)
             shape = db.query(f"SELECT * FROM ({query}) LIMIT 0", "run")
             got = [name for name, _type in shape.columns]
