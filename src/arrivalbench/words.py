@@ -106,7 +106,37 @@ def _terminal(v: Verdict) -> str:
                 lines.append(f"  {kind} {key}")
     if isinstance(first, dict):
         lines.append(f"first divergence after batch {first['batch']}")
+    beyond = d.get("beyond_allowance")
+    if isinstance(beyond, dict):
+        lines.extend(_beyond(beyond))
     return "\n".join(line for line in lines if line)
+
+
+def beyond_allowance(v: Verdict) -> bool:
+    """Whether every difference of a FAIL is data later than the artifact's own allowance."""
+    return v.status == "FAIL" and isinstance(v.detail.get("beyond_allowance"), dict)
+
+
+def allowance_words(allowance: object) -> str:
+    """`lookback 1 day` for a microbatch model's own allowance, else the duration."""
+    if isinstance(allowance, dict) and "lookback" in allowance:
+        n, size = allowance["lookback"], allowance.get("batch_size", "")
+        return f"lookback {n} {size}{'' if n == 1 else 's'}"
+    return str(allowance)
+
+
+def _beyond(beyond: dict[str, JSON]) -> list[str]:
+    records = beyond.get("records")
+    shown = records if isinstance(records, list) else []
+    lines = [f"late, by design: every difference is data later than the model's "
+             f"{allowance_words(beyond.get('allowance'))} ({beyond.get('late')} record(s) "
+             "first landed too late for it)"]
+    for r in shown:
+        if isinstance(r, dict):
+            lines.append(f"  {r.get('source')} {canonical_json(r.get('key'))}: event "
+                         f"{r.get('event_time')}, landed {r.get('landed_at')} in batch "
+                         f"{r.get('batch')} ({r.get('lateness')} late)")
+    return lines
 
 
 # -- one line ------------------------------------------------------------------------------------

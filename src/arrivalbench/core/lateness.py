@@ -5,7 +5,8 @@ A record's lateness is the clock of the batch that first delivers it minus its e
 *allowance* says which records a pipeline promises to include: under a duration D, those at
 most D late; under a microbatch model's own (`lookback` windows of `batch_size`), those whose
 event time is at or after the start of their landing clock's window, moved back `lookback`
-windows: what the model re-reads when it runs. The reference over the records inside an
+windows: what the model re-reads when it runs (its first run builds every window, so the
+records of the first batch are all inside). The reference over the records inside an
 allowance is the *bounded reference*; a failure whose every difference is explained by the
 records outside it is late data, by design, not a bug.
 """
@@ -150,11 +151,14 @@ def first_landing(schedule: Schedule) -> dict[Ref, int]:
 
 
 def outside(log: Log, schedule: Schedule, allowance: Allowance) -> frozenset[Ref]:
-    """The records `schedule` delivers that are beyond `allowance` when they first land."""
+    """The records `schedule` delivers that are beyond `allowance` when they first land. Under
+    a microbatch model's own allowance the first batch's records are all inside: the model's
+    first run builds every window from its `begin`, not from its lookback."""
     times = clocks.event_times(log)
     at = clocks.of(schedule, log)
+    first_run = 0 if allowance.lookback is not None else -1
     return frozenset(ref for ref, number in first_landing(schedule).items()
-                     if not allowance.inside(at[number], times[ref]))
+                     if number != first_run and not allowance.inside(at[number], times[ref]))
 
 
 def late_records(spec: TaskSpec, log: Log, schedule: Schedule, late: frozenset[Ref],

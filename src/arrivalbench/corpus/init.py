@@ -24,12 +24,14 @@ import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import yaml
 
+from arrivalbench.core import clock
 from arrivalbench.core.checkpoints import query_over
 from arrivalbench.core.engine import Limits, Table
 from arrivalbench.core.engine import duckdb as duckdb_engine
@@ -69,6 +71,7 @@ class Request:
     reference: Path
     target: str
     target_key: Sequence[str]
+    landed_at: Mapping[str, str] = field(default_factory=dict)  # a landing table's load time
 
 
 @dataclass(frozen=True)
@@ -150,7 +153,9 @@ def _document(request: Request, columns: Mapping[str, Mapping[str, str]],
         "ticket": PLACEHOLDER + "\n",
         "sources": {name: {"columns": dict(columns[name]),
                            "record_key": list(request.keys[name]),
-                           "event_time": request.event_times.get(name)}
+                           "event_time": request.event_times.get(name),
+                           **({"landed_at": request.landed_at[name]}
+                              if name in request.landed_at else {})}
                     for name in request.sources},
         "target": {"name": request.target, "columns": dict(target),
                    "key": list(request.target_key)},
@@ -398,7 +403,15 @@ def from_dbt(folder: Path | None, project: Path, data: Path, model: str | None =
                                 f"{source.event_time!r} (columns: "
                                 f"{', '.join(columns[source.name])}); fix the declaration")
             tables[source.name] = con.sql(f'SELECT * FROM "{source.name}"').to_arrow_table()
-        refreshed = own.full_refresh(dbt, tables, limits)
+        at = clock.reference_clock(value for source in what.sources if source.event_time
+                                   for value in tables[source.name][source.event_time].to_pylist())
+        for source in what.sources:  # a full refresh lands everything at the reference's clock
+            table = tables[source.name]
+            if source.landed_at in table.column_names:
+                table = table.drop_columns([source.landed_at])
+            tables[source.name] = table.append_column(
+                source.landed_at, pa.array([at] * table.num_rows, pa.timestamp("us")))
+        refreshed = own.full_refresh(dbt, tables, limits, now=at)
     finally:
         own.release(dbt)
     result = refreshed.table
@@ -426,7 +439,8 @@ def from_dbt(folder: Path | None, project: Path, data: Path, model: str | None =
         query = None
     request = Request(folder, files, {s.name: s.record_key for s in what.sources},
                       {s.name: s.event_time for s in what.sources if s.event_time},
-                      Path("reference.sql"), what.model, what.key)
+                      Path("reference.sql"), what.model, what.key,
+                      {s.name: s.landed_at for s in what.sources})
     timed = all(s.event_time for s in what.sources)
     candidates = [h for h in HAZARDS if h in ALWAYS or (timed and h in TIMED)]
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import datetime as dt
 import re
 import time
 from collections.abc import Sequence
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from arrivalbench.core import clock
 from arrivalbench.core.artifacts.dbt import files
 from arrivalbench.core.artifacts.dbt.files import DbtError, Files
 from arrivalbench.core.artifacts.dbt.process import Child, Died, Expired
@@ -249,13 +251,14 @@ class DbtProject:
         self.child = start_child(self.found, self.passed_env, self.limits)[0]
         return self.child
 
-    def invoke(self, session: _Session, args: list[str], deadline: float) -> dict[str, Any]:
-        """dbt with `args`, its statements in `session`; killed at `deadline` (monotonic),
-        which is then a `Failure` with phase `timeout`."""
+    def invoke(self, session: _Session, args: list[str], deadline: float, *,
+               now: dt.datetime) -> dict[str, Any]:
+        """dbt with `args` at the wall clock `now` (naive UTC), its statements in `session`;
+        killed at `deadline` (monotonic), which is then a `Failure` with phase `timeout`."""
         child = self._child()
         try:
             return child.call("invoke", [*args, *_flags(child.scratch)], deadline,
-                              _serve(session))
+                              _serve(session), now=now)
         except Expired:
             self.child = None
             raise Failure("timeout", RUN_TIMEOUT) from None
@@ -286,6 +289,7 @@ class DbtProject:
 
         def run(batch: Batch) -> None:
             self._fill(db)
+            now = batch.clock or clock.EPOCH
             limit = None
             if batch.aborted and batch.abort != 1.0:
                 # The share is of the statements this very run sends: count them in a run
@@ -293,12 +297,14 @@ class DbtProject:
                 db.save()
                 try:
                     probe = _Session(db)
-                    self.invoke(probe, ["run", "--select", f"+{self.model}"], deadline)
+                    self.invoke(probe, ["run", "--select", f"+{self.model}"], deadline,
+                                now=now)
                 finally:
                     db.restore()
                 limit = batch.abort_after(max(probe.sent, 1))
             session = _Session(db, limit)
-            result = self.invoke(session, ["run", "--select", f"+{self.model}"], deadline)
+            result = self.invoke(session, ["run", "--select", f"+{self.model}"], deadline,
+                                 now=now)
             if session.aborted:
                 return  # crashed: the batch is delivered again
             if session.failure is not None and session.failure.phase != "run":
@@ -578,8 +584,10 @@ def _compiled_text(project: DbtProject, spec: TaskSpec) -> str:
                 db.query(f'CREATE TABLE incoming."{source.name}" ({columns})', "load")
             project._fill(db)
             select = ["--select", f"+{project.model}"]
-            project.invoke(_Session(db), ["run", *select], deadline)
-            result = project.invoke(_Session(db), ["compile", *select], deadline)
+            # At a fixed clock: what a model makes of the time must not change the text's digest.
+            project.invoke(_Session(db), ["run", *select], deadline, now=clock.EPOCH)
+            result = project.invoke(_Session(db), ["compile", *select], deadline,
+                                    now=clock.EPOCH)
     except Failure as failure:
         if failure.phase == "timeout":
             raise DbtError(f"{project.origin}: dbt did not compile model {project.model} within "

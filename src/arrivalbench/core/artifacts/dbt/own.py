@@ -10,6 +10,7 @@ runs do, in the child, every statement through the engine and its walls.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,7 @@ from arrivalbench.core.artifacts.dbt import (
 from arrivalbench.core.artifacts.dbt.files import DbtError
 from arrivalbench.core.artifacts.dbt.inline import Compiled, inlined
 from arrivalbench.core.engine import Failure, Limits, Table
+from arrivalbench.core.task.spec import DEFAULT_LANDED_AT
 from arrivalbench.errors import mention
 
 META = "arrivalbench"  # the key of a project's own declarations under `meta`
@@ -47,6 +49,7 @@ class DeclaredSource:
     relation: tuple[str, str]  # schema, identifier
     record_key: tuple[str, ...]
     event_time: str | None
+    landed_at: str = DEFAULT_LANDED_AT  # the load-time column a loader stamps its rows with
 
 
 @dataclass(frozen=True)
@@ -136,11 +139,13 @@ def declared(parsed: Mapping[str, Any], root: Path, model: str | None) -> Declar
         time_value = table["event_time"] or table["loaded_at_field"] or ours.get("event_time")
         event_time = None if not time_value else plain_identifier(
             time_value, f"source table {name}'s event time", root)
+        landed_at = plain_identifier(ours.get("landed_at", DEFAULT_LANDED_AT),
+                                     f"source table {name}'s landed_at", root)
         sources.append(DeclaredSource(
             name, (plain_identifier(table["schema"], f"source table {name!r}'s schema", root),
                    plain_identifier(table["identifier"],
                                     f"source table {name!r}'s identifier", root)),
-            record_key, event_time))
+            record_key, event_time, landed_at))
     names = [s.name for s in sources]
     if len(set(names)) != len(names):
         twice = next(n for n in names if names.count(n) > 1)
@@ -213,11 +218,11 @@ class Refreshed:
                        DATABASE)
 
 
-def full_refresh(project: DbtProject, data: Mapping[str, pa.Table],
-                 limits: Limits = Limits()) -> Refreshed:
+def full_refresh(project: DbtProject, data: Mapping[str, pa.Table], limits: Limits = Limits(),
+                 *, now: dt.datetime) -> Refreshed:
     """The model and its parents built with `--full-refresh` over all of `data` (source ->
-    rows), in a database of its own, the way a replay runs the project. A DbtError names the
-    model when dbt cannot build it."""
+    rows) at the wall clock `now` (the reference's clock), in a database of its own, the way a
+    replay runs the project. A DbtError names the model when dbt cannot build it."""
     from arrivalbench.core.engine import duckdb as engine
 
     where = f"{project.origin}: model {project.model} built with --full-refresh over all the data"
@@ -230,13 +235,19 @@ def full_refresh(project: DbtProject, data: Mapping[str, pa.Table],
             project._fill(db)
             session = _Session(db)
             result = project.invoke(session, ["run", "--select", f"+{project.model}",
-                                              "--full-refresh"], db.deadline)
+                                              "--full-refresh"], db.deadline, now=now)
             if session.failure is not None:
                 raise session.failure
             if not result["ok"]:
                 raise Failure("run", _message(result["message"]))
             with contextlib.closing(db.connect()) as con:
                 table = db.query(f"SELECT * FROM {project.output.sql()}", "read-target", con)
+            # The SQL of each model as `dbt compile` gives it, not as the run sent it: what a
+            # microbatch run compiled is its last batch, the window's filters in it.
+            result = project.invoke(_Session(db), ["compile", "--select", f"+{project.model}",
+                                                   "--full-refresh"], db.deadline, now=now)
+            if not result["ok"]:
+                raise Failure("run", _message(result["message"]))
     except Failure as failure:
         raise DbtError(f"{where}: {failure.message}; fix the model (dbt run --full-refresh "
                        "fails the same way)") from None

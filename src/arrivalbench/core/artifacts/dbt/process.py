@@ -10,6 +10,7 @@ the next one that starts (`containment.scratch`).
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
 import shutil
 import socket
@@ -27,6 +28,9 @@ ROOT = "arrivalbench-dbt"
 ADDRESS_SPACE = 1024 * 1024 * 1024  # dbt and a project's manifest need ~300 MB
 FILE_SIZE = 64 * 1024 * 1024  # the compiled SQL dbt writes under target/
 Serve = Callable[[list[Any]], Any]
+# What dbt's output may depend on beyond the project: the order of sets it renders, and the
+# local time zone (the clock it is given is UTC).
+PINNED_ENV = {"PYTHONHASHSEED": "0", "TZ": "UTC"}
 
 
 class Expired(Exception):
@@ -50,7 +54,7 @@ class Child:
                 self._process = subprocess.Popen(
                     [sys.executable, "-m", "arrivalbench.core.artifacts.dbt.child", str(fd),
                      str(ADDRESS_SPACE), str(FILE_SIZE)],
-                    env=containment.environment(home, passed_env), cwd=home,
+                    env={**containment.environment(home, passed_env), **PINNED_ENV}, cwd=home,
                     pass_fds=(fd,), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                     start_new_session=False)
         finally:
@@ -62,11 +66,13 @@ class Child:
     def alive(self) -> bool:
         return self._process.poll() is None
 
-    def call(self, kind: str, args: list[str], deadline: float, serve: Serve) -> dict[str, Any]:
+    def call(self, kind: str, args: list[str], deadline: float, serve: Serve, *,
+             now: dt.datetime | None = None) -> dict[str, Any]:
         """Ask the child `kind` with `args` and serve its statements until it is done; kill it
-        at `deadline` (a `time.monotonic()` value) or on any interrupt."""
+        at `deadline` (a `time.monotonic()` value) or on any interrupt. `now` is the wall
+        clock dbt reads meanwhile (naive UTC)."""
         try:
-            self._conn.send((kind, args))
+            self._conn.send((kind, args, None if now is None else now.isoformat()))
             while True:
                 left = deadline - time.monotonic()
                 if left <= 0:
