@@ -80,7 +80,7 @@ def test_an_ambiguous_model_is_one_line_naming_them(cache: Path,
     code, out, err = cli(capsys, "grade", str(SHOP), "--data", str(EXAMPLE))
     assert code == 2 and out == ""
     line = err.strip()
-    assert "\n" not in line and "2 incremental models" in line and "--model MODEL" in line
+    assert "\n" not in line and "4 incremental models" in line and "--model MODEL" in line
 
 
 def test_options_that_do_not_go_with_data(capsys: pytest.CaptureFixture[str]) -> None:
@@ -118,7 +118,9 @@ def test_a_full_refresh_no_query_returns_keeps_dbts_rows(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     project = tmp_path / "p"
     shutil.copytree(SHOP, project)
-    (project / "models" / "orders_high_water_mark.sql").unlink()
+    for other in ("orders_high_water_mark", "orders_microbatch",
+                  "orders_microbatch_high_water_mark"):
+        (project / "models" / f"{other}.sql").unlink()
     model = project / "models" / "orders_by_key.sql"
     model.write_text(model.read_text(encoding="utf-8").replace(
         "incremental_strategy='delete+insert'",
@@ -206,7 +208,8 @@ def test_keys_and_event_time_in_dbts_order_of_precedence() -> None:
 def test_meta_declarations_are_read_from_a_real_manifest(tmp_path: Path) -> None:
     project = tmp_path / "p"
     shutil.copytree(SHOP, project)
-    (project / "models" / "orders_by_key.sql").unlink()
+    for other in ("orders_by_key", "orders_microbatch", "orders_microbatch_high_water_mark"):
+        (project / "models" / f"{other}.sql").unlink()
     (project / "models" / "sources.yml").write_text("""\
 version: 2
 sources:

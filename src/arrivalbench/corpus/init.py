@@ -420,8 +420,8 @@ def from_dbt(folder: Path | None, project: Path, data: Path, model: str | None =
             raise TaskError(f"model {what.model}'s unique_key {','.join(what.key)}: its "
                             f"result has no column {column!r} (columns: "
                             f"{', '.join(n for n, _ in result.columns)})")
-    at = [i for i, (name, _t) in enumerate(result.columns) if name in what.key]
-    keys = Counter(canonical_json([to_json(row[i]) for i in at]) for row in result.rows)
+    key_at = [i for i, (name, _t) in enumerate(result.columns) if name in what.key]
+    keys = Counter(canonical_json([to_json(row[i]) for i in key_at]) for row in result.rows)
     repeated = sorted(k for k, n in keys.items() if n > 1)
     if repeated:
         raise TaskError(f"model {what.model}'s unique_key {','.join(what.key)}: not unique in "
