@@ -9,7 +9,7 @@ import itertools
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arrivalbench.core import clock, lateness
@@ -256,3 +256,25 @@ def test_model_on_an_artifact_without_its_own_is_refused(tiny: TaskSpec) -> None
     with pytest.raises(ParameterError, match="declares no allowance of its own"):
         judge(tiny, WINDOWED, late_arrival(tiny),
               options=GradeOptions(landing="accumulate", allowance=lateness.MODEL))
+
+
+# The fixture is a task folder read, never written: one for every example is safe.
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(kind=st.sampled_from([k for k in KINDS if k != "schema_evolution"]),
+       seed=st.integers(0, 50), lookback=st.integers(0, 2),
+       batch_size=st.sampled_from(lateness.BATCH_SIZES))
+def test_a_microbatch_models_first_run_builds_every_window(
+        tiny: TaskSpec, kind: str, seed: int, lookback: int, batch_size: str) -> None:
+    """Under a lookback allowance no record of the first batch is late, however old: the
+    first run builds from `begin`. A duration has no first run: it bounds every batch."""
+    sched = schedule(tiny, kind, seed)
+    log = load_log(tiny)
+    first = lateness.first_landing(sched)
+    late = lateness.outside(log, sched, Allowance(lookback=lookback, batch_size=batch_size))
+    assert all(first[ref] > 0 for ref in late)
+    strict = lateness.outside(log, sched, Allowance(seconds=0))
+    times = clock.event_times(log)
+    at = clock.of(sched, log)
+    assert {ref for ref in first if first[ref] == 0 and clock.instant(times[ref]) is not None
+            and clock.instant(times[ref]) < at[0]} <= strict

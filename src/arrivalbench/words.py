@@ -131,12 +131,14 @@ def _beyond(beyond: dict[str, JSON]) -> list[str]:
     lines = [f"late, by design: every difference is data later than the model's "
              f"{allowance_words(beyond.get('allowance'))} ({beyond.get('late')} record(s) "
              "first landed too late for it)"]
-    for r in shown:
-        if isinstance(r, dict):
-            lines.append(f"  {r.get('source')} {canonical_json(r.get('key'))}: event "
-                         f"{r.get('event_time')}, landed {r.get('landed_at')} in batch "
-                         f"{r.get('batch')} ({r.get('lateness')} late)")
-    return lines
+    return lines + late_lines(shown)
+
+
+def late_lines(records: list[JSON]) -> list[str]:
+    """One indented line per late record of a `beyond_allowance` or an explained plan."""
+    return [f"  {r.get('source')} {canonical_json(r.get('key'))}: event {r.get('event_time')}, "
+            f"landed {r.get('landed_at')} in batch {r.get('batch')} ({r.get('lateness')} late)"
+            for r in records if isinstance(r, dict)]
 
 
 # -- one line ------------------------------------------------------------------------------------

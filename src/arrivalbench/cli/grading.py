@@ -32,7 +32,7 @@ from arrivalbench.core.artifacts import ArtifactRef, check_path_engine, kind_of,
 from arrivalbench.core.engine import DEFAULT_ENGINE, FACTS, EngineName, Limits, backend
 from arrivalbench.core.engine.cost import Cost, check_measurable
 from arrivalbench.core.grading import GradeOptions, Point, plan
-from arrivalbench.core.lateness import MODEL, Allowance
+from arrivalbench.core.lateness import MODEL, Allowance, key_text
 from arrivalbench.core.schedules import Schedule
 from arrivalbench.core.task import BUILTIN_DIR, Landing, TaskSpec, load_spec, source_of
 from arrivalbench.core.values import JSON, canonical_json
@@ -276,6 +276,10 @@ def explain_argv(pipeline: Path, on: list[str] | None, verdicts: Sequence[Verdic
         argv += ["--timeout", f"{timeout:g}"]
     if engine != DEFAULT_ENGINE:
         argv += ["--engine", engine]
+    if first.landing != ("accumulate" if "--data" in on else "batch"):
+        argv += ["--landing", first.landing]
+    if first.allowance:
+        argv += ["--allowed-lateness", first.allowance]  # `model`, or seconds: `3600s`
     return argv
 
 
@@ -354,11 +358,15 @@ def _derived(project: Path, data: Path, model: str | None, passed_env: tuple[str
 @click.option("--arm", "arms", multiple=True, help="With --results: only this arm (repeatable).")
 @engine_option("The engine PIPELINE runs on; with --results, the engine whose failing cells "
                "are explained.")
+@landing_option(None, "How each batch reaches the sources, as for grade. Default: accumulate "
+                      "with --data, else batch.")
+@allowance_option
 def explain_command(pipeline: Path | None, task: str | None, data: Path | None,
                     model: str | None, select: str | None, passed_env: Sequence[str],
                     kind: str | None, seed: int | None,
                     budget: int, out_dir: Path | None, timeout: float, as_json: bool,
-                    results: str | None, arms: Sequence[str], engine: EngineName) -> None:
+                    results: str | None, arms: Sequence[str], engine: EngineName,
+                    landing: Landing | None, allowance: Allowance | str | None) -> None:
     """Why PIPELINE (a .sql script or a dbt project folder) fails on TASK: the first divergent
     batch, a minimal failing delivery plan, its timeline and (for a script, with --out) a
     repro bundle. Exit 0 if it passes, 1 if it fails."""
@@ -390,6 +398,8 @@ def explain_command(pipeline: Path | None, task: str | None, data: Path | None,
                                 "a folder: leave out --out")
     spec, ref = _graded(pipeline, task=task, data=data, model=model, select=select,
                         passed_env=passed_env, needs_prefixes="explain", limits=limits)
+    landing = landing or ("accumulate" if data is not None else "batch")
+    _check_time_options(ref, GradeOptions(engine, limits, landing=landing, allowance=allowance))
     if traits(ref).statements:
         check_statements(pipeline, ref.text, engine)
     if kind is not None:
@@ -397,7 +407,8 @@ def explain_command(pipeline: Path | None, task: str | None, data: Path | None,
     if out_dir is not None:
         bundle.check_out(out_dir)
     # Shrinking replays the pipeline hundreds of times: in a bounded child, as grade's replays.
-    found = bounded(_explained, source_of(spec), ref, kind, seed, budget, limits, engine)
+    found = bounded(_explained, source_of(spec), ref, kind, seed, budget, limits, engine,
+                    landing, allowance)
     if found is None:
         where = f"{kind} " if kind else ""
         message = (f"{pipeline} passes {where}{'seed ' + str(seed) if seed is not None else ''}"
@@ -411,7 +422,8 @@ def explain_command(pipeline: Path | None, task: str | None, data: Path | None,
     doc = found.document
     if out_dir is not None and found.minimal is not None:
         doc["repro"] = bundle.write(out_dir, spec, ref.text, found.minimal,
-                                    found.needs_every_batch, engine)
+                                    found.needs_every_batch, engine, landing=landing,
+                                    allowance=key_text(allowance))
     if as_json:
         click.echo(canonical_json(doc))
     else:
@@ -435,17 +447,20 @@ class _Explained:
 
 
 def _explained(task: str, ref: ArtifactRef, kind: str | None, seed: int | None, budget: int,
-               limits: Limits, engine: EngineName) -> _Explained | None:
+               limits: Limits, engine: EngineName, landing: Landing,
+               allowance: Allowance | str | None) -> _Explained | None:
     """The explanation of the first failing point of a default grade (or of the one asked
     for); None when it passes. Run by `explain` in a bounded child process."""
     from arrivalbench.core.artifacts import load
 
     spec = load_spec(task)
     artifact = load(ref, spec, limits=limits)
-    picked = explaining.pick(spec, artifact, kind, seed, limits, engine)
+    picked = explaining.pick(spec, artifact, kind, seed, limits, engine, landing=landing,
+                             allowance=allowance)
     if picked is None:
         return None
-    found = explaining.explain(spec, artifact, *picked, budget, limits, engine=engine)
+    found = explaining.explain(spec, artifact, *picked, budget, limits, engine=engine,
+                               landing=landing, allowance=allowance)
     return _Explained(found.document(), found.verdict, found.nondeterministic is not None,
                       None if found.shrunk is None else found.shrunk.schedule,
                       found.needs_every_batch)

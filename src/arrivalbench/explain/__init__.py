@@ -12,22 +12,28 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from arrivalbench.core import lateness
 from arrivalbench.core.artifacts import Artifact
 from arrivalbench.core.checkpoints import Checked, final_delivered, references_all, replay_checked
 from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName, Failure, Limits, Table, backend
 from arrivalbench.core.grading import (
     DEFAULT_SEEDS,
     GradeOptions,
+    allowance_of,
     artifact_digest,
+    check_bounded,
     check_kind,
     judge,
+    landed_columns,
     plan_kinds,
     schedule,
 )
+from arrivalbench.core.lateness import Allowance
+from arrivalbench.core.log import load_log
 from arrivalbench.core.oracle import Diff, compare_all
 from arrivalbench.core.plans import document as plan_document
-from arrivalbench.core.schedules import Schedule
-from arrivalbench.core.task import TaskSpec
+from arrivalbench.core.schedules import Ref, Schedule
+from arrivalbench.core.task import Landing, TaskSpec
 from arrivalbench.core.values import JSON, row_sort_key
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.explain.shrink import Shrunk, shrink
@@ -52,6 +58,8 @@ class Explanation:
     minimal_checked: Checked | None = None
     statements: tuple[str, ...] = ()
     engine: EngineName = DEFAULT_ENGINE
+    landing: Landing = "batch"
+    allowance: Allowance | str | None = None
 
     @property
     def needs_every_batch(self) -> bool:
@@ -75,8 +83,13 @@ class Explanation:
             "timeline": [],
             "repro": repro,
         }
-        if self.engine != DEFAULT_ENGINE:  # DuckDB's documents keep the bytes they had
+        # The defaults' documents keep the bytes they had.
+        if self.engine != DEFAULT_ENGINE:
             doc["engine"] = self.engine
+        if self.landing != "batch":
+            doc["landing"] = self.landing
+        if self.allowance is not None:
+            doc["allowed_lateness"] = lateness.key_text(self.allowance)
         if self.nondeterministic is not None:
             doc["differing"] = self.nondeterministic.document()
         if self.shrunk is not None and self.minimal_checked is not None:
@@ -90,21 +103,29 @@ class Explanation:
                 "one_minimal": self.shrunk.one_minimal,
                 "replays": self.shrunk.replays,
             }
+            own = None if isinstance(self.script, str) else self.script.allowance
+            late = lateness.outside(load_log(self.spec), plan, own) if own else frozenset()
+            if own is not None and late and self.allowance is None:
+                # What a reader needs to tell late data from a bug: the plan's records that
+                # land beyond the model's lookback.
+                doc["minimal"]["late"] = lateness.late_records(
+                    self.spec, load_log(self.spec), plan, late, own)
             doc["timeline"] = timeline(self.spec, plan, self.minimal_checked, self.statements)
         return doc
 
 
-def signature(spec: TaskSpec, plan: Schedule, checked: Checked, limits: Limits = Limits()
-              ) -> Signature:
+def signature(spec: TaskSpec, plan: Schedule, checked: Checked, limits: Limits = Limits(), *,
+              landing: Landing = "batch", late: frozenset[Ref] = frozenset()) -> Signature:
     """How a replay fails: the verdict, with the diff kinds of a FAIL or the phase of an
     ERROR; `-midway` when only the every-batch check sees it. The final table is judged as
-    `grade --plan` judges it, so that a repro bundle reproduces the same failure."""
+    `grade --plan` judges it (against the reference over what it delivered, but the `late`
+    records), so that a repro bundle reproduces the same failure."""
     outcome = checked.outcome
     if outcome.failure is not None:
         return ("ERROR", (outcome.failure.phase,))
     assert outcome.table is not None
-    final = compare_all(references_all(spec, [final_delivered(plan)], limits)[0],
-                        outcome.tables, spec.targets)
+    final = compare_all(references_all(spec, [final_delivered(plan) - late], limits)[0],
+                        outcome.tables, spec.targets, unread=landed_columns(spec, landing))
     if not final.ok:
         return ("FAIL", kinds(final))
     first = checked.first_divergence
@@ -122,21 +143,18 @@ def kinds(diff: Diff | None) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def _checked(spec: TaskSpec, script: Artifact | str, plan: Schedule, limits: Limits,
-             engine: EngineName = DEFAULT_ENGINE) -> Checked:
-    return replay_checked(spec, script, plan, limits, engine_name=engine)
-
-
 def pick(spec: TaskSpec, script: Artifact | str, kind: str | None, seed: int | None,
-         limits: Limits = Limits(), engine: EngineName = DEFAULT_ENGINE
+         limits: Limits = Limits(), engine: EngineName = DEFAULT_ENGINE, *,
+         landing: Landing = "batch", allowance: Allowance | str | None = None
          ) -> tuple[str, int] | None:
     """The first failing (schedule, seed) of a default grade, with the every-batch check."""
     kinds_ = [kind] if kind is not None else plan_kinds(spec.hazards)
     seeds = [seed] if seed is not None else list(range(DEFAULT_SEEDS))
+    options = GradeOptions(engine, limits, every_batch=True, landing=landing,
+                           allowance=allowance)
     for k in kinds_:
         for s in ([0] if k == "snapshot" and seed is None else seeds):
-            graded = judge(spec, script, schedule(spec, k, s),
-                           options=GradeOptions(engine, limits, every_batch=True))
+            graded = judge(spec, script, schedule(spec, k, s), options=options)
             if graded.verdict.status != "PASS":
                 return k, s
     return None
@@ -169,15 +187,32 @@ def _rows(table: Table | None) -> Counter[tuple[object, ...]]:
 def explain(spec: TaskSpec, script: Artifact | str, kind: str, seed: int,
             budget: int = DEFAULT_BUDGET, limits: Limits = Limits(),
             on_step: Callable[[str], None] | None = None,
-            engine: EngineName = DEFAULT_ENGINE) -> Explanation:
-    """Explain `script`'s failure on (kind, seed), every replay on `engine`."""
+            engine: EngineName = DEFAULT_ENGINE, landing: Landing = "batch",
+            allowance: Allowance | str | None = None) -> Explanation:
+    """Explain `script`'s failure on (kind, seed), every replay on `engine` with `landing`,
+    held to the records inside `allowance` (as `grade` holds it)."""
     note = on_step or (lambda _m: None)
     original = schedule(spec, kind, seed)
     statements = statement_texts(script, engine)
+    bound = allowance_of(script, allowance)
+    if bound is not None:
+        check_bounded(spec, allowance)
+    log = load_log(spec)
+
+    def outside(plan: Schedule) -> frozenset[Ref]:
+        return lateness.outside(log, plan, bound) if bound is not None else frozenset()
+
+    def checked(plan: Schedule) -> Checked:
+        return replay_checked(spec, script, plan, limits, engine_name=engine, landing=landing,
+                              late=outside(plan))
+
+    def signed(plan: Schedule, found: Checked) -> Signature:
+        return signature(spec, plan, found, limits, landing=landing, late=outside(plan))
+
     note(f"replaying {kind}, seed {seed}, twice")
-    first = _checked(spec, script, original, limits, engine)
-    second = _checked(spec, script, original, limits, engine)
-    sig = signature(spec, original, first, limits)
+    first = checked(original)
+    second = checked(original)
+    sig = signed(original, first)
     verdict = sig[0].split("-")[0]
     a, b = first.outcome, second.outcome
     differs = (a.failure is None) != (b.failure is None) or \
@@ -189,20 +224,20 @@ def explain(spec: TaskSpec, script: Artifact | str, kind: str, seed: int,
             ({"problem": "error", "column": (a.failure or b.failure).message  # type: ignore[union-attr]
               },))
         return Explanation(spec, script, kind, seed, verdict, sig, first, diff,
-                           statements=statements, engine=engine)
+                           statements=statements, engine=engine, landing=landing,
+                           allowance=allowance)
     if sig[0] == "PASS":
         return Explanation(spec, script, kind, seed, "PASS", sig, first, statements=statements,
-                           engine=engine)
+                           engine=engine, landing=landing, allowance=allowance)
 
     def fails(plan: Schedule) -> bool:
-        return signature(spec, plan, _checked(spec, script, plan, limits, engine),
-                         limits) == sig
+        return signed(plan, checked(plan)) == sig
 
     note(f"shrinking (budget {budget} replays)")
     shrunk = shrink(original, fails, budget, max(1, len(statements)))
-    minimal = _checked(spec, script, shrunk.schedule, limits, engine)
+    minimal = checked(shrunk.schedule)
     return Explanation(spec, script, kind, seed, verdict, sig, first, None, shrunk, minimal,
-                       statements, engine)
+                       statements, engine, landing, allowance)
 
 
 def first_line(statement: str) -> str:

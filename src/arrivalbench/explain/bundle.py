@@ -12,7 +12,7 @@ from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName
 from arrivalbench.core.log import load_log
 from arrivalbench.core.plans import document as plan_document
 from arrivalbench.core.schedules import Schedule
-from arrivalbench.core.task import TaskSpec
+from arrivalbench.core.task import Landing, TaskSpec
 from arrivalbench.core.values import canonical_json, to_json
 from arrivalbench.errors import ArrivalBenchError
 
@@ -24,15 +24,21 @@ def check_out(out: Path) -> None:
                                 "folder; give a new or empty folder for the repro bundle")
 
 
-def command(out: Path, every_batch: bool, engine: EngineName = DEFAULT_ENGINE) -> str:
+def command(out: Path, every_batch: bool, engine: EngineName = DEFAULT_ENGINE, *,
+            landing: Landing = "batch", allowance: str = "") -> str:
+    """The `grade --plan` command that reproduces, under the explained grade's options
+    (`allowance` as a verdict's key holds it)."""
     words = ["arrivalbench", "grade", str(out / "pipeline.sql"), "--task", str(out),
              "--plan", str(out / "plan.json")]
     words += [] if engine == DEFAULT_ENGINE else ["--engine", engine]
+    words += [] if landing == "batch" else ["--landing", landing]
+    words += ["--allowed-lateness", allowance] if allowance else []
     return shlex.join(words + (["--every-batch"] if every_batch else []))
 
 
 def write(out: Path, spec: TaskSpec, script: str, plan: Schedule, every_batch: bool,
-          engine: EngineName = DEFAULT_ENGINE) -> str:
+          engine: EngineName = DEFAULT_ENGINE, *, landing: Landing = "batch",
+          allowance: str = "") -> str:
     """Write the bundle into `out` (new or empty) and return the command that reproduces."""
     check_out(out)
     name = out.resolve().name
@@ -61,7 +67,7 @@ def write(out: Path, spec: TaskSpec, script: str, plan: Schedule, every_batch: b
     plan_doc = plan_document(spec, plan)
     plan_doc["task"] = name
     (out / "plan.json").write_text(canonical_json(plan_doc) + "\n", encoding="utf-8")
-    repro = command(out, every_batch, engine)
+    repro = command(out, every_batch, engine, landing=landing, allowance=allowance)
     (out / "README.md").write_text(
         f"# Repro: {spec.id}\n\nThe minimal delivery plan on which `pipeline.sql` fails "
         f"({plan.kind}, seed {plan.seed}, shrunk). Reproduce with:\n\n    {repro}\n",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from arrivalbench.core.values import JSON
 from arrivalbench.explain.timeline import diff_line, lines
-from arrivalbench.words import count, printable
+from arrivalbench.words import allowance_words, count, late_lines, printable
 
 
 def describe(doc: dict[str, JSON]) -> list[str]:
@@ -40,6 +40,11 @@ def _describe(doc: dict[str, JSON]) -> list[str]:
                    f"{count(minimal['aborts'], 'abort')}; {count(minimal['replays'], 'replay')}; "
                    + ("1-minimal" if minimal["one_minimal"] else
                       "not shown 1-minimal (the budget ran out)"))
+        late = minimal.get("late")
+        if isinstance(late, dict):
+            out.append(f"late in it: {count(late['late'], 'record')} beyond the model's "
+                       f"{allowance_words(late['allowance'])}")
+            out += late_lines(late["records"])
         out.append("timeline:")
         out += ["  " + line for line in lines(doc["timeline"])] or \
             ["  (no batch: the pipeline fails before any delivery matters)"]

@@ -8,6 +8,6 @@
 select order_id, store_id, amount, ordered_at, cast(ordered_at as date) as order_date
 from {{ source('shop', 'orders') }}
 {% if is_incremental() %}
-where ordered_at > (select max(ordered_at) from {{ this }})
+where ordered_at > (select coalesce(max(ordered_at), '1900-01-01') from {{ this }})
 {% endif %}
 qualify row_number() over (partition by order_id order by ordered_at) = 1
