@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
+import re
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rich.console import Console
 
 from arrivalbench.report.bootstrap import interval, resample_indices
 from arrivalbench.report.load import CellRow, TurnRow, VerdictRow
 from arrivalbench.report.metrics import (
     CellFacts,
     Metric,
+    ReplayCounts,
     arm_metrics,
     cell_facts,
     estimate,
@@ -28,6 +33,7 @@ from arrivalbench.report.metrics import (
     task_median,
     task_min,
 )
+from arrivalbench.report.terminal import summary_table
 
 NAN = float("nan")
 
@@ -83,6 +89,37 @@ def test_cell_facts_joins_on_artifact_and_task_digest() -> None:
     assert gold.controls_pass and gold.eligible and gold.silent and not gold.crash
     assert other.snapshot == "FAIL" and other.hazards == {}  # same artifact, other task digest
     assert not none.gradeable and none.snapshot is None and not none.graded
+
+
+def test_reconverged_and_late_replays_are_counted_apart() -> None:
+    """A final PASS whose every-batch record diverged on the way is reconverged; a FAIL made
+    of late data alone is late, by design; neither moves a metric, and results that hold
+    neither keep the document they had."""
+    def record(status: str, **detail: object) -> str:
+        return json.dumps({"verdict": status, "detail": detail})
+
+    cells = [CellRow("arm", "t", "d", 0, "a")]
+    rows = [VerdictRow("d", "a", "snapshot", 0, "PASS"),
+            VerdictRow("d", "a", "late_arrival", 0, "PASS", every_batch=record(
+                "FAIL", reconverged=True)),
+            VerdictRow("d", "a", "late_arrival", 1, "PASS", every_batch=record("PASS")),
+            VerdictRow("d", "a", "backfill", 0, "FAIL", record=record(
+                "FAIL", beyond_allowance={"late": 1}), every_batch=record("FAIL")),
+            VerdictRow("d", "a", "duplicates", 0, "FAIL", record=record("FAIL"))]
+    [facts] = cell_facts(cells, rows)
+    assert facts.replays == ReplayCounts(every_batch_checked=3, reconverged=1,
+                                         late_by_design=1)
+    doc = arm_metrics("arm", [facts], seed=0, resamples=10)
+    assert doc["replays"] == {"every_batch_checked": 3, "reconverged": 1, "late_by_design": 1}
+    plain = [dataclasses.replace(v, every_batch=None, record="") for v in rows]
+    assert "replays" not in arm_metrics("arm", cell_facts(cells, plain), seed=0, resamples=10)
+    assert doc["hazards"] == arm_metrics("arm", cell_facts(cells, plain), seed=0,
+                                         resamples=10)["hazards"]
+    console = Console(width=200, record=True)
+    console.print(summary_table({"arms": {"arm": doc}, "seed": 0}))
+    shown = console.export_text()
+    assert re.search(r"replays reconverged\s*│?\s*1", shown)
+    assert re.search(r"FAILs late, by design\s*│?\s*1", shown)
 
 
 def test_controls_pass_needs_both_controls() -> None:

@@ -150,6 +150,11 @@ KEYS: tuple[tuple[str, str], ...] = (
     ("arms.*.cells", "cell counts: total, gradeable, no_artifact, ungraded, snapshot_pass, "
      "eligible, first_turn, repaired, with_batch_dedup, without_batch_dedup, tasks, "
      "no_artifact_reasons (reason: cells)"),
+    ("arms.*.replays", "results with every-batch verdicts or lateness explained: replays "
+     "`every_batch_checked` (the every-batch check's verdict stored beside the final one), "
+     "`reconverged` (among them: final table PASS, diverged after an earlier run) and "
+     "`late_by_design` (FAILs whose every difference is data beyond the artifact's own "
+     "allowance); counted apart, never in a metric"),
     ("arms.*.spread", "arms with replicates: per metric (and `hazards.*`) `replicates`, "
      "`values`, `min`, `max`, `sd`"),
     ("arms.*.per_task", f"arms on fewer than {FEW_TASKS} tasks: one row per cell with `task`, "

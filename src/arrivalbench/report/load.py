@@ -48,6 +48,7 @@ class VerdictRow:
     within_budget: bool | None = None
     engine: str = DEFAULT_ENGINE  # the engine the replay ran on
     run_id: int | None = None  # the run that stored it; None: unknown
+    every_batch: str | None = None  # the every-batch check's record, when it ran
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ def _read(store: Store, path: Path, wanted: list[str], compare: list[str],
         VerdictRow(v.key.task_digest, v.key.artifact, v.key.schedule, v.key.seed, v.verdict,
                    v.key.engine_version, v.key.harness_version, v.record,
                    _within(costs.get(v.key), budgets.get(v.key.task_digest)), v.engine,
-                   v.run_id)
+                   v.run_id, v.every_batch)
         for v in store.verdicts(arms) if chosen(v.key.task_digest))
     return Results(arms, cells, verdicts, store.idioms(arms),
                    tuple(TurnRow(*t) for t in store.turns(arms)))

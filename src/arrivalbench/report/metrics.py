@@ -7,9 +7,11 @@ docs/metrics.md is generated from it); this module implements those definitions.
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, astuple, dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,6 +40,35 @@ Vector = NDArray[np.float64]
 
 
 @dataclass(frozen=True)
+class ReplayCounts:
+    """Replays of a cell counted apart from its verdicts: those the every-batch check read,
+    those among them that passed at the end but diverged on the way (`reconverged`), and the
+    FAILs made only of data later than the artifact's own allowance (`late_by_design`)."""
+
+    every_batch_checked: int = 0
+    reconverged: int = 0
+    late_by_design: int = 0
+
+    def __add__(self, other: ReplayCounts) -> ReplayCounts:
+        return ReplayCounts(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
+
+
+def replay_counts(v: VerdictRow) -> ReplayCounts:
+    late = v.verdict == "FAIL" and "beyond_allowance" in _detail(v.record)
+    if v.every_batch is None:
+        return ReplayCounts(late_by_design=int(late))
+    reconverged = v.verdict == "PASS" and bool(_detail(v.every_batch).get("reconverged"))
+    return ReplayCounts(1, int(reconverged), int(late))
+
+
+def _detail(record: str) -> dict[str, Any]:
+    if not record:
+        return {}
+    detail = json.loads(record).get("detail")
+    return detail if isinstance(detail, dict) else {}
+
+
+@dataclass(frozen=True)
 class CellFacts:
     """What the metrics need to know about one cell."""
 
@@ -51,6 +82,7 @@ class CellFacts:
     idioms: tuple[str, ...] | None = None
     repair: str | None = None  # "first_turn" | "repaired" | None
     incremental: bool | None = None  # every replay within budget; None: some cost unmeasured
+    replays: ReplayCounts = field(default_factory=ReplayCounts)
 
     @property
     def graded(self) -> bool:
@@ -158,7 +190,7 @@ def cell_facts(cells: Iterable[CellRow], verdicts: Iterable[VerdictRow],
                                                                      HAZARDS.index(kv[0]))},
             idioms.get(c.artifact) if c.artifact is not None else None,
             repair_class(cell_turns) if cell_turns else None,
-            incremental(mine)))
+            incremental(mine), sum(map(replay_counts, mine), ReplayCounts())))
     return facts
 
 
@@ -491,6 +523,9 @@ def arm_metrics(arm: str, facts: Sequence[CellFacts], seed: int,
     assert isinstance(paired, dict)
     paired.update(paired_counts(vectors))
     doc["cells"] = cell_counts(facts, reasons or {})
+    replays = sum((f.replays for f in facts), ReplayCounts())
+    if replays != ReplayCounts():  # results without either keep the document they had
+        doc["replays"] = dict(asdict(replays))
     extra = spread(arm, facts)
     if extra is not None:
         doc["spread"] = extra

@@ -51,6 +51,12 @@ def summary_table(doc: Mapping[str, Any]) -> Table:
     table.add_row("cells", *(str(m["cells"]["total"]) for m in arms.values()))
     table.add_row("cells without a script", *(str(m["cells"]["no_artifact"])
                                               for m in arms.values()), end_section=True)
+    if any("replays" in m for m in arms.values()):  # counted apart from every metric
+        for key, label in (("reconverged", "replays reconverged"),
+                           ("late_by_design", "FAILs late, by design")):
+            table.add_row(label, *(str(m.get("replays", {}).get(key, 0))
+                                   for m in arms.values()),
+                          end_section=key == "late_by_design")
     for key, label in HEADLINE:
         table.add_row(label, *(_cell(_at(m, key)) for m in arms.values()))
     return table
