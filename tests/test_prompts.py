@@ -27,6 +27,26 @@ def test_every_unhinted_prompt_of_the_corpus_passes_the_leakage_scan(task_id: st
         assert [leak.word for leak in leakage.scan(salted)] == ["replay"], part[:40]
 
 
+@pytest.mark.parametrize("task_id", builtin_ids())
+def test_the_accumulating_contract_changes_point_3_alone_and_leaks_nothing(task_id: str
+                                                                          ) -> None:
+    spec = load_spec(task_id)
+    batch = build(spec, "unhinted").splitlines()
+    accumulating = build(spec, "unhinted", landing="accumulate").splitlines()
+    changed = [(a, b) for a, b in zip(batch, accumulating, strict=True) if a != b]
+    assert len(changed) == 1 and changed[0][1].startswith("3. ")
+    assert "every record landed so far" in changed[0][1]
+    for source in spec.sources:
+        assert f"`{source.load_time}`" in changed[0][1]
+    assert leakage.scan("\n".join(accumulating)) == []
+
+
+def test_show_prints_the_accumulating_prompt(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["show", "web_page_views", "--prompt", "unhinted", "--landing", "accumulate"])
+    assert capsys.readouterr().out == build(load_spec("web_page_views"), "unhinted",
+                                            landing="accumulate") + "\n"
+
+
 def test_the_scan_is_not_vacuous_on_the_hinted_variant() -> None:
     leaks = leakage.scan(build(load_spec("store_daily_revenue"), "hazard_hint"))
     assert {leak.concept for leak in leaks} >= {"duplicates", "lateness", "backfill",

@@ -17,6 +17,7 @@ from arrivalbench.cli.options import (
     engine_option,
     executor_option,
     json_option,
+    landing_option,
     read_script,
     refuse_unless,
     schedule_choice,
@@ -25,7 +26,7 @@ from arrivalbench.cli.options import (
     workers_option,
 )
 from arrivalbench.core.engine import DEFAULT_ENGINE, EngineName
-from arrivalbench.core.task import TierChoice, load_spec, select
+from arrivalbench.core.task import Landing, TierChoice, load_spec, select
 from arrivalbench.core.values import canonical_json
 from arrivalbench.corpus.prompts import DEFAULT_VARIANT, VARIANTS
 from arrivalbench.errors import ArrivalBenchError
@@ -55,8 +56,10 @@ def tasks(as_json: bool, tier: TierChoice | None) -> None:
              "format grade --plan reads.")
 @engine_option("The engine the prompt is written for: its contract names it and its "
                "version, its schemas use its type names.")
+@landing_option(help="The landing the prompt's contract states: point 3 as the batch alone "
+                     "(batch) or as everything landed so far (accumulate).")
 def show(task: str, schedule: str | None, seed: int, variant: str | None, as_json: bool,
-         engine: EngineName) -> None:
+         engine: EngineName, landing: Landing) -> None:
     """Show TASK (a built-in id or a folder): ticket, schemas, hazards and the agent's prompt."""
     from arrivalbench.corpus.prompts import build
 
@@ -77,12 +80,12 @@ def show(task: str, schedule: str | None, seed: int, variant: str | None, as_jso
             return
         out.print(render.schedule_plan(spec, sched))
     elif variant is not None:
-        click.echo(build(spec, variant, engine=engine))
+        click.echo(build(spec, variant, engine=engine, landing=landing))
     else:
         out.print(render.task_details(spec))
-        on = "" if engine == DEFAULT_ENGINE else f", {engine}"
+        on = "".join(f", {x}" for x in (engine, landing) if x not in (DEFAULT_ENGINE, "batch"))
         out.rule(f"prompt ({DEFAULT_VARIANT}{on})")
-        out.print(render.prose(build(spec, DEFAULT_VARIANT, engine=engine)))
+        out.print(render.prose(build(spec, DEFAULT_VARIANT, engine=engine, landing=landing)))
 
 
 

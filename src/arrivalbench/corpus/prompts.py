@@ -14,7 +14,7 @@ Variants:
 from __future__ import annotations
 
 from arrivalbench.core.engine import DEFAULT_ENGINE, FACTS, EngineName, backend, check_engine
-from arrivalbench.core.task import Column, Hazard, Source, TaskSpec
+from arrivalbench.core.task import Column, Hazard, Landing, Source, TaskSpec
 from arrivalbench.errors import ArrivalBenchError
 from arrivalbench.sql import dialects
 
@@ -43,6 +43,26 @@ CONTRACTS: dict[EngineName, str] = {
         "temporary tables, views and functions do not survive"),
 }
 ENGINE_TITLES: dict[EngineName, str] = {name: f.title for name, f in FACTS.items()}
+
+# Point 3 under accumulating landing, as docs/contract.md states it ("Landing: batch or
+# accumulate") with the sources' own load-time columns named, and, as every prompt, in words
+# that name no hazard.
+BATCH_LANDING = ("3. Before every run, schema `incoming` holds one table per source, named after "
+                 "the source (`incoming.orders`), holding exactly the records delivered in this "
+                 "batch — possibly none. The runner replaces these tables before each run; the "
+                 "pipeline must not rely on writing them.")
+
+
+def _accumulating(spec: TaskSpec) -> str:
+    columns = sorted({s.load_time for s in spec.sources})
+    named = f"the column `{columns[0]}`" if len(columns) == 1 else \
+        "its source's load-time column (" + ", ".join(
+            f"`{s.name}.{s.load_time}`" for s in spec.sources) + ")"
+    return ("3. Before every run, schema `incoming` holds one table per source, named after the "
+            "source, holding every record landed so far, in the order it landed and as often "
+            "as it landed: the runner appends each batch and never takes a landed row back. "
+            f"Each row carries the time its batch landed in {named}. The runner restores these "
+            "tables before each run; the pipeline must not rely on writing them.")
 
 SNAPSHOT_TEST = """\
 Before your script is accepted it is run once on a test batch holding the complete sample \
@@ -138,10 +158,11 @@ def engine_version(engine: EngineName) -> str:
 
 
 def build(spec: TaskSpec, variant: str = DEFAULT_VARIANT, max_turns: int = MAX_TURNS,
-          engine: EngineName = DEFAULT_ENGINE) -> str:
-    """The prompt of `variant` for `spec`, for a pipeline run on `engine`: its contract names
-    the engine and its version, and the schemas its type names. DuckDB's prompt is the same
-    text, byte for byte, that it was before a second engine existed."""
+          engine: EngineName = DEFAULT_ENGINE, *, landing: Landing = "batch") -> str:
+    """The prompt of `variant` for `spec`, for a pipeline run on `engine` with `landing`: its
+    contract names the engine and its version, and the schemas its type names. DuckDB's prompt
+    under batch landing is the same text, byte for byte, that it was before a second engine or
+    landing existed."""
     engine = check_engine(engine)
     if variant not in VARIANTS:
         raise ArrivalBenchError(f"unknown prompt variant {variant!r}; allowed: "
@@ -156,7 +177,9 @@ def build(spec: TaskSpec, variant: str = DEFAULT_VARIANT, max_turns: int = MAX_T
                      f"{_columns(target.columns, engine)}\n\n"
                      f"One row per {_keys(target.key)}.")
     compared = f"{_tables(spec)} {'is' if len(spec.targets) == 1 else 'are each'}"
-    parts.append(f"## How the pipeline is run\n\n{CONTRACTS[engine]}\n\n"
+    contract = CONTRACTS[engine] if landing == "batch" else \
+        CONTRACTS[engine].replace(BATCH_LANDING, _accumulating(spec))
+    parts.append(f"## How the pipeline is run\n\n{contract}\n\n"
                  f"The {ENGINE_TITLES[engine]} version is {engine_version(engine)}.")
     if variant == "hazard_hint":
         parts.append(_hints(spec))
