@@ -33,15 +33,16 @@ ARRIVALBENCH = str(Path(sys.executable).with_name("arrivalbench"))
 
 def arms(task: str, every_batch: bool) -> None:
     """In a child: every artifact of the built-in arms of `task`, its verdicts on stdout."""
-    from arrivalbench.core.grading import grade_all, plan
+    from arrivalbench.core.artifacts import load
+    from arrivalbench.core.grading import GradeOptions, grade, plan
     from arrivalbench.study import arms as armlib
 
     spec = load_spec(task)
-    artifacts = [a for arm in ("gold", "template", "negatives")
-                 for a in armlib.builtin(arm, [spec])]
-    verdicts = [verdict.document() for artifact in artifacts
-                for verdict, _outcome in grade_all(spec, artifact.sql, plan(spec, 5),
-                                                   every_batch=every_batch)]
+    refs = [a.ref for arm in ("gold", "template", "negatives")
+            for a in armlib.builtin(arm, [spec]) if a.ref is not None]
+    options = GradeOptions(every_batch=every_batch)
+    verdicts = [graded.verdict.document() for ref in refs
+                for graded in grade(spec, load(ref, spec), plan(spec, 5), options=options)]
     print(json.dumps({"verdicts": verdicts}))
 
 

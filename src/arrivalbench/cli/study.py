@@ -58,7 +58,9 @@ from arrivalbench.words import count, printable, printable_doc
                    "--results does).")
 @click.option("--cost", "measure", is_flag=True,
               help="Also store each replay's rows read and written (the costs table).")
-@click.option("--every-batch", is_flag=True,
+# On by default: it costs a sixth of a run (docs/performance.md) and is stored beside the
+# final-table verdict, which every metric reads, never in its place.
+@click.option("--every-batch/--no-every-batch", default=True, show_default=True,
               help="Also store the verdict of the every-batch check beside each final-table "
                    "verdict (a replay stored without it is graded again).")
 @engine_option("The engine every artifact runs on; gold and negatives are each task's "
