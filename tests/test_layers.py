@@ -95,3 +95,30 @@ def test_no_cycle_between_modules() -> None:
         if node not in state:
             visit(node, [node])
     assert cycles == []
+
+
+def kind_tests(tree: ast.AST) -> list[str]:
+    """The comparisons in `tree` with an artifact kind's name (`ref.kind == "dbt"`)."""
+    from arrivalbench.core.artifacts import ARTIFACT_KINDS
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare | ast.MatchValue):
+            sides = [node.left, *node.comparators] if isinstance(node, ast.Compare) \
+                else [node.value]
+            values = [v for side in sides for v in (
+                side.elts if isinstance(side, ast.Tuple | ast.List | ast.Set) else [side])]
+            if any(isinstance(v, ast.Constant) and v.value in ARTIFACT_KINDS for v in values):
+                found.append(ast.unparse(node))
+    return found
+
+
+def test_only_the_artifacts_and_the_clis_arguments_tell_kinds_apart() -> None:
+    """A new kind of artifact is `core/artifacts` and a loader: every other module asks an
+    artifact's traits, never which kind it is (the CLI's argument checks may)."""
+    allowed = ("arrivalbench.core.artifacts", "arrivalbench.cli")
+    found = {name: tests for name, file in modules().items()
+             if not name.startswith(allowed)
+             and (tests := kind_tests(ast.parse(file.read_text(encoding="utf-8"))))}
+    assert found == {}
+    assert kind_tests(ast.parse("if ref.kind == 'dbt': pass")) == ["ref.kind == 'dbt'"]

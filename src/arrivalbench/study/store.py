@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from arrivalbench.core.artifacts import ArtifactRef
+from arrivalbench.core.artifacts import TRAITS, ArtifactRef
 from arrivalbench.core.engine import DEFAULT_ENGINE, ENGINES, EngineName, check_engine
 from arrivalbench.core.engine.cost import Cost
 from arrivalbench.core.task import Budget
@@ -211,7 +211,7 @@ class Store:
         if found is None:
             raise ArrivalBenchError(f"{self.path}: artifact {artifact} is not stored")
         text, kind, project, models, passed_env, origin, files, whole = found
-        if not whole or (kind != "script" and project is None):
+        if not whole or (TRAITS[kind].files and project is None):
             raise ArrivalBenchError(f"{self.path}: artifact {artifact} is a {kind} artifact "
                                     "whose files this results file does not hold (it was "
                                     "stored by an older arrivalbench); grade it again")

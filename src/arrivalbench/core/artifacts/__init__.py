@@ -39,11 +39,14 @@ class Traits:
     loads: bool  # loading it runs code (dbt's parse and compile), bounded by load_seconds
     statements: bool  # its text is the statements it runs: counted by an explicit plan's
     # aborts, checked to hold one, located when they do not parse
+    files: bool  # it is files (a project's), stored beside its text, not its text alone
 
 
 TRAITS: dict[ArtifactKind, Traits] = {
-    "script": Traits("a SQL script", ENGINES, measured=True, loads=False, statements=True),
-    "dbt": Traits("a dbt project", ("duckdb",), measured=False, loads=True, statements=False),
+    "script": Traits("a SQL script", ENGINES, measured=True, loads=False, statements=True,
+                     files=False),
+    "dbt": Traits("a dbt project", ("duckdb",), measured=False, loads=True, statements=False,
+                  files=True),
 }
 
 
