@@ -413,10 +413,10 @@ def test_explain_on_postgres_names_the_engine_in_document_and_repro(
     from arrivalbench.explain.bundle import write
 
     spec = load_spec(tiny_dir)
-    found = explain(spec, TINY_NO_DEDUP, "duplicates", 0, 60, engine="postgres")
+    found = explain(spec, TINY_NO_DEDUP, "duplicates", 0, budget=60, engine="postgres")
     assert found.verdict == "FAIL" and found.shrunk is not None
     assert found.document()["engine"] == "postgres"
-    assert "engine" not in explain(spec, TINY_NO_DEDUP, "duplicates", 0, 60).document()
+    assert "engine" not in explain(spec, TINY_NO_DEDUP, "duplicates", 0, budget=60).document()
     repro = write(tmp_path / "bundle", spec, TINY_NO_DEDUP, found.shrunk.schedule, False,
                   "postgres")
     assert "--engine postgres" in repro

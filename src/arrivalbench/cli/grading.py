@@ -455,12 +455,12 @@ def _explained(task: str, ref: ArtifactRef, kind: str | None, seed: int | None, 
 
     spec = load_spec(task)
     artifact = load(ref, spec, limits=limits)
-    picked = explaining.pick(spec, artifact, kind, seed, limits, engine, landing=landing,
-                             allowance=allowance)
+    picked = explaining.pick(spec, artifact, kind, seed, limits=limits, engine=engine,
+                             landing=landing, allowance=allowance)
     if picked is None:
         return None
-    found = explaining.explain(spec, artifact, *picked, budget, limits, engine=engine,
-                               landing=landing, allowance=allowance)
+    found = explaining.explain(spec, artifact, *picked, budget=budget, limits=limits,
+                               engine=engine, landing=landing, allowance=allowance)
     return _Explained(found.document(), found.verdict, found.nondeterministic is not None,
                       None if found.shrunk is None else found.shrunk.schedule,
                       found.needs_every_batch)

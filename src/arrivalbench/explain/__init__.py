@@ -114,7 +114,7 @@ class Explanation:
         return doc
 
 
-def signature(spec: TaskSpec, plan: Schedule, checked: Checked, limits: Limits = Limits(), *,
+def signature(spec: TaskSpec, plan: Schedule, checked: Checked, *, limits: Limits = Limits(),
               landing: Landing = "batch", late: frozenset[Ref] = frozenset()) -> Signature:
     """How a replay fails: the verdict, with the diff kinds of a FAIL or the phase of an
     ERROR; `-midway` when only the every-batch check sees it. The final table is judged as
@@ -143,8 +143,8 @@ def kinds(diff: Diff | None) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def pick(spec: TaskSpec, script: Artifact | str, kind: str | None, seed: int | None,
-         limits: Limits = Limits(), engine: EngineName = DEFAULT_ENGINE, *,
+def pick(spec: TaskSpec, script: Artifact | str, kind: str | None, seed: int | None, *,
+         limits: Limits = Limits(), engine: EngineName = DEFAULT_ENGINE,
          landing: Landing = "batch", allowance: Allowance | str | None = None
          ) -> tuple[str, int] | None:
     """The first failing (schedule, seed) of a default grade, with the every-batch check."""
@@ -184,7 +184,7 @@ def _rows(table: Table | None) -> Counter[tuple[object, ...]]:
         Counter()
 
 
-def explain(spec: TaskSpec, script: Artifact | str, kind: str, seed: int,
+def explain(spec: TaskSpec, script: Artifact | str, kind: str, seed: int, *,
             budget: int = DEFAULT_BUDGET, limits: Limits = Limits(),
             on_step: Callable[[str], None] | None = None,
             engine: EngineName = DEFAULT_ENGINE, landing: Landing = "batch",
@@ -207,7 +207,8 @@ def explain(spec: TaskSpec, script: Artifact | str, kind: str, seed: int,
                               late=outside(plan))
 
     def signed(plan: Schedule, found: Checked) -> Signature:
-        return signature(spec, plan, found, limits, landing=landing, late=outside(plan))
+        return signature(spec, plan, found, limits=limits, landing=landing,
+                         late=outside(plan))
 
     note(f"replaying {kind}, seed {seed}, twice")
     first = checked(original)

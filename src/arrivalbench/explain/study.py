@@ -109,8 +109,8 @@ def explain_results(results: Path, budget: int = DEFAULT_BUDGET, arms: Sequence[
             kind, seed, _v = min(failing[key], key=lambda f: (
                 order.index(f[0]) if f[0] in order else len(order), f[1]))
             say(f"explaining {cell.arm} {cell.task} ({kind}, seed {seed})")
-            found = explain(spec, store.artifact_sql(key[1]), kind, seed, budget, limits,
-                            engine=engine)
+            found = explain(spec, store.artifact_sql(key[1]), kind, seed, budget=budget,
+                            limits=limits, engine=engine)
             doc = found.document()
             minimal = doc["minimal"] if isinstance(doc["minimal"], dict) else {}
             store.add_minimal_plan(MinimalPlan(
