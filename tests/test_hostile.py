@@ -207,34 +207,68 @@ def test_a_jinja_loop_while_parsing_is_stopped_at_the_load_limit(spec: TaskSpec,
     pytest.importorskip("dbt.cli.main")
     from arrivalbench.core.artifacts.dbt import DbtError, read_project
 
-    scratch = Path(tempfile.gettempdir()) / "arrivalbench-dbt"
-    before = set(scratch.iterdir()) if scratch.exists() else set()
+    def mine() -> set[Path]:  # other processes of the machine may grade dbt meanwhile
+        scratch = Path(tempfile.gettempdir()) / "arrivalbench-dbt"
+        return set(scratch.glob(f"{os.getpid()}-*"))
+
+    before = mine()
     root = project(tmp_path / "p", model=LOOP + "\nselect 1 as click_id")
     with pytest.raises(DbtError, match=r"did not parse the project within 3 s, the load limit"):
         read_project(root, spec, limits=Limits(load_seconds=3))
-    assert set(scratch.iterdir()) <= before  # the killed child's folder is gone
+    assert mine() <= before  # the killed child's folder is gone
+
+
+# Renders only once the model holds rows (from its second run on): loading passes, and every
+# later run of every replay hangs.
+HANGS_ONCE_FILLED = (PLAIN.read_text() + "\n{% if is_incremental() %}{% set n = run_query("
+                     "'select count(*) from ' ~ this).columns[0].values()[0] %}"
+                     "{% if n > 0 %}" + LOOP + "{% endif %}{% endif %}\n")
 
 
 def test_a_jinja_loop_in_one_run_is_a_timeout_and_the_next_replay_runs(spec: TaskSpec,
                                                                       tmp_path: Path) -> None:
-    """The loop renders only once the model holds rows (from its second run on): loading
-    passes, a later run hangs, and the parent kills the child at the replay's deadline."""
+    """A later run hangs: the parent kills the child at the run's own limit, and the next
+    replay starts a new child."""
     pytest.importorskip("dbt.cli.main")
     from arrivalbench.core.artifacts.dbt import read_project
 
-    model = (PLAIN.read_text() + "\n{% if is_incremental() %}{% set n = run_query("
-             "'select count(*) from ' ~ this).columns[0].values()[0] %}"
-             "{% if n > 0 %}" + LOOP + "{% endif %}{% endif %}\n")
-    loaded = read_project(project(tmp_path / "p", model=model), spec,
-                          limits=Limits(replay_seconds=20))
-    limits = Limits(replay_seconds=20)
+    limits = Limits(run_seconds=2)
+    loaded = read_project(project(tmp_path / "p", model=HANGS_ONCE_FILLED), spec, limits=limits)
     verdict = grade1(spec, loaded, Point("late_arrival", 0), limits)[0]
-    assert verdict.detail["phase"] == "timeout"
-    assert verdict.detail["message"] == "dbt ran past the replay's wall-clock limit and was " \
+    assert (verdict.detail["phase"], verdict.detail["batch"]) == ("timeout", 1)
+    assert verdict.detail["message"] == "dbt ran past its limit of 2 s for one run and was " \
                                         "stopped"
     again = grade1(spec, loaded, Point("snapshot", 0), limits)[0]
     assert again.status == "PASS", again.detail  # a new child parsed the project again
     loaded.close()
+
+
+def test_a_hang_in_every_run_costs_each_replay_one_run_limit(spec: TaskSpec,
+                                                              tmp_path: Path) -> None:
+    """With the replay's own bound at its default (300 s), each replay that reaches the hang
+    ends at the run's limit: the grade is bounded by replays x run_seconds, not by replays x
+    replay_seconds. The replay's bound is the later one; the message says which fired."""
+    pytest.importorskip("dbt.cli.main")
+    import time
+
+    from arrivalbench.core.artifacts.dbt import read_project
+    from conftest import grade_each
+
+    limits = Limits(run_seconds=2)
+    assert limits.replay_seconds >= 300
+    loaded = read_project(project(tmp_path / "p", model=HANGS_ONCE_FILLED), spec, limits=limits)
+    points = [Point(kind, 0) for kind in ("duplicates", "out_of_order")]
+    start = time.monotonic()
+    verdicts = [v for v, _outcome in grade_each(spec, loaded, points, limits)]
+    took = time.monotonic() - start
+    loaded.close()
+    assert [(v.status, v.detail["phase"], v.detail["batch"]) for v in verdicts] == \
+        [("ERROR", "timeout", 1)] * len(points)
+    assert {v.detail["message"] for v in verdicts} == {
+        "dbt ran past its limit of 2 s for one run and was stopped"}
+    # Each costs its limit and a new child's parse: far under one replay's bound, however
+    # loaded the machine.
+    assert took < limits.replay_seconds, took
 
 
 def test_orphaned_scratch_folders_are_swept_at_the_next_start() -> None:
@@ -267,6 +301,7 @@ GOLD = Path(__file__).resolve().parent.parent / "src" / "arrivalbench" / "tasks"
 
 @pytest.mark.parametrize("args", [("--replay-timeout", "0"), ("--replay-timeout", "-3"),
                                   ("--load-timeout", "0"), ("--load-timeout", "nan?"),
+                                  ("--run-timeout", "0"),
                                   ("--env", "HOME")])
 def test_bad_limits_are_one_line(capsys: pytest.CaptureFixture[str],
                                  args: tuple[str, str]) -> None:

@@ -81,6 +81,9 @@ from arrivalbench.words import count, printable
 @click.option("--load-timeout", type=click.FloatRange(min=0, min_open=True),
               default=Limits.load_seconds, show_default=True,
               help="Seconds loading a dbt project (parse and compile) may take.")
+@click.option("--run-timeout", type=click.FloatRange(min=0, min_open=True),
+              default=Limits.run_seconds, show_default=True,
+              help="Seconds one dbt run (one batch of a replay) may take.")
 @landing_option(None, "How each batch reaches the sources: alone (batch), or appended to what "
                       "landed before, its load time in _landed_at (accumulate). Default: "
                       "accumulate with --data, else batch.")
@@ -89,13 +92,13 @@ def grade(pipeline: Path, task: str | None, data: Path | None, model: str | None
           select: str | None, kinds: Sequence[str], seeds: int, timeout: float, as_json: bool,
           every_batch: bool, plan_file: Path | None, measure: bool, engine: EngineName,
           passed_env: Sequence[str], replay_timeout: float, load_timeout: float,
-          landing: Landing | None, allowance: Allowance | str | None) -> None:
+          run_timeout: float, landing: Landing | None, allowance: Allowance | str | None) -> None:
     """Grade PIPELINE (a .sql script or a dbt project folder) on TASK. Exit 0 if every verdict
     is PASS, 1 otherwise."""
     backend(engine)  # a missing extra is one line before anything runs
     check_path_engine(pipeline, engine)
     limits = Limits(statement_seconds=timeout, replay_seconds=replay_timeout,
-                    load_seconds=load_timeout)
+                    load_seconds=load_timeout, run_seconds=run_timeout)
     _refuse_project_options(pipeline, select=select, passed_env=passed_env)
     needs = "--every-batch" if every_batch else "--allowed-lateness" if allowance else None
     spec, ref = _graded(pipeline, task=task, data=data, model=model, select=select,

@@ -76,6 +76,9 @@ class Limits:
     # of loading a dbt project, enforced by a process that does not run the artifact.
     replay_seconds: float = 300.0
     load_seconds: float = 120.0
+    # One invocation of dbt in a replay (a batch's `dbt run`), killed past it: a run takes under
+    # 2 s here, and a Jinja hang would otherwise hold each replay for all of `replay_seconds`.
+    run_seconds: float = 30.0
 
 
 @dataclass(frozen=True)

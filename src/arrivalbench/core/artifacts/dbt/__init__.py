@@ -7,7 +7,8 @@ environment, memory and file-size limits, and parses the project once; every run
 manifest. The child holds no database: each statement dbt sends comes here as text and runs on
 a new connection to the replay's own database, through the engine (the same refusals, time
 limit and phases as a script's), and is counted, so that a crash can cut the run after a share
-of them. The wall clock of a load and of a replay is kept here; past it the child is killed.
+of them. The wall clock of a load, of a replay and of one dbt invocation in it is kept here;
+past it the child is killed.
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ PROFILE = "arrivalbench"
 # the SQL dbt compiles, and it is the name of every replay's database.
 DATABASE = "replay"
 RUN_TIMEOUT = "dbt ran past the replay's wall-clock limit and was stopped"
+
+
+def run_limit(seconds: float) -> str:
+    """The message of a dbt invocation stopped at `Limits.run_seconds`."""
+    return f"dbt ran past its limit of {seconds:g} s for one run and was stopped"
+
 DIED = "dbt's process ended abruptly (a crash, or a kill at its memory limit)"
 
 
@@ -254,14 +261,18 @@ class DbtProject:
     def invoke(self, session: _Session, args: list[str], deadline: float, *,
                now: dt.datetime) -> dict[str, Any]:
         """dbt with `args` at the wall clock `now` (naive UTC), its statements in `session`;
-        killed at `deadline` (monotonic), which is then a `Failure` with phase `timeout`."""
+        killed at `deadline` (monotonic: the replay's or the load's) or `limits.run_seconds`
+        from now, whichever comes first, which is then a `Failure` with phase `timeout` naming
+        the limit. The next invocation starts a new child."""
         child = self._child()
+        own = time.monotonic() + self.limits.run_seconds  # after a restart's parse, not before
         try:
-            return child.call("invoke", [*args, *_flags(child.scratch)], deadline,
+            return child.call("invoke", [*args, *_flags(child.scratch)], min(deadline, own),
                               _serve(session), now=now)
         except Expired:
             self.child = None
-            raise Failure("timeout", RUN_TIMEOUT) from None
+            raise Failure("timeout", RUN_TIMEOUT if deadline <= own else
+                          run_limit(self.limits.run_seconds)) from None
         except Died:
             self.child = None
             raise Failure("memory", DIED) from None
@@ -589,6 +600,10 @@ def _compiled_text(project: DbtProject, spec: TaskSpec) -> str:
             result = project.invoke(_Session(db), ["compile", *select], deadline,
                                     now=clock.EPOCH)
     except Failure as failure:
+        if failure.message == run_limit(project.limits.run_seconds):
+            raise DbtError(f"{project.origin}: dbt's run or compile of model {project.model} "
+                           f"on empty sources took over {project.limits.run_seconds:g} s, the "
+                           "limit of one run (a Jinja loop?)") from None
         if failure.phase == "timeout":
             raise DbtError(f"{project.origin}: dbt did not compile model {project.model} within "
                            f"{project.limits.load_seconds:g} s, the load limit (a Jinja "
