@@ -25,6 +25,16 @@ class Graded:
     name: str
     verdicts: tuple[Verdict, ...]
     explain: tuple[str, ...] = ()  # argv; empty when it passes or there is nothing to explain
+    nondeterministic: bool = False  # a second snapshot replay changed the table
+
+    @property
+    def passes(self) -> bool:
+        return self.status == "PASS" and not self.nondeterministic
+
+    @property
+    def shown(self) -> str:
+        """The status, and what makes a PASS not one."""
+        return f"{self.status} (nondeterministic)" if self.nondeterministic else self.status
 
     @property
     def counts(self) -> Counter[str]:
@@ -46,9 +56,16 @@ class Graded:
 
     @property
     def failing(self) -> list[str]:
-        """The schedules with a verdict that is not PASS, in the plan's order."""
-        return [s for s, cells in self.schedules.items() if any(v.status != "PASS"
-                                                                for v in cells)]
+        """The schedules with a verdict that is not PASS, in the plan's order, each marked as
+        the grade's table marks it when its every failure is data later than the model's
+        lookback."""
+        found = []
+        for schedule, cells in self.schedules.items():
+            bad = [v for v in cells if v.status != "PASS"]
+            if bad:
+                late = all(map(beyond_allowance, bad))
+                found.append(f"{schedule} (late, by design)" if late else schedule)
+        return found
 
 
 def tally(graded: Graded) -> str:
@@ -61,10 +78,11 @@ def tally(graded: Graded) -> str:
 
 def overall(graded: Sequence[Graded], noun: str = "model") -> str:
     """One line on all of them: how many pass, and which do not."""
-    bad = [g.name for g in graded if g.status != "PASS"]
+    bad = [g.name for g in graded if not g.passes]
+    if len(graded) == 1:
+        return f"{graded[0].name} {'does not pass' if bad else 'passes'}"
     if not bad:
-        return "1 " + noun + " passes" if len(graded) == 1 else \
-            f"all {count(len(graded), noun)} pass"
+        return f"all {count(len(graded), noun)} pass"
     return (f"{len(graded) - len(bad)} of {count(len(graded), noun)} pass; not passing: "
             f"{', '.join(bad)}")
 
@@ -134,8 +152,8 @@ def markdown(graded: Sequence[Graded], title: str, noun: str = "model") -> str:
              "| --- | --- | ---: | ---: | ---: | --- |"]
     for model in graded:
         found = model.counts
-        failing = ", ".join(f"`{s}`" for s in model.failing)
-        lines.append(f"| `{_cell(model.name)}` | **{model.status}** | {found['PASS']} | "
+        failing = ", ".join(_schedule_cell(s) for s in model.failing)
+        lines.append(f"| `{_cell(model.name)}` | **{model.shown}** | {found['PASS']} | "
                      f"{found['FAIL']} | {found['ERROR']} | {failing} |")
     lines += ["", overall(graded, noun) + "."]
     commands = [shlex.join(m.explain) for m in graded if m.explain]
@@ -143,6 +161,12 @@ def markdown(graded: Sequence[Graded], title: str, noun: str = "model") -> str:
         lines += ["", "Explain the first failure of each:", "", "```sh",
                   *map(printable, commands), "```"]
     return "\n".join(lines) + "\n"
+
+
+def _schedule_cell(failing: str) -> str:
+    """`late_arrival` (late, by design): the schedule's name as code, the mark as words."""
+    name, _, mark = failing.partition(" ")
+    return f"`{name}`" + (f" {mark}" if mark else "")
 
 
 def _cell(text: str) -> str:

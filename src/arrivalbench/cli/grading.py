@@ -110,10 +110,10 @@ def grade(pipeline: Path, task: str | None, data: Path | None, model: str | None
                     load_seconds=load_timeout)
     _refuse_project_options(pipeline, select=" ".join(select) or None, passed_env=passed_env)
     needs = "--every-batch" if every_batch else "--allowed-lateness" if allowance else None
+    on_task = _one_model(select) if data is None else None  # on a task: the model graded
     if data is None:
-        graded_on = [_graded(pipeline, task=task, data=None, model=model,
-                             select=_one_model(select), passed_env=passed_env,
-                             needs_prefixes=needs, limits=limits)]
+        graded_on = [_graded(pipeline, task=task, data=None, model=model, select=on_task,
+                             passed_env=passed_env, needs_prefixes=needs, limits=limits)]
     else:
         graded_on = _graded_models(pipeline, task=task, data=data, model=model,
                                    select=select, passed_env=passed_env, needs_prefixes=needs,
@@ -139,19 +139,19 @@ def grade(pipeline: Path, task: str | None, data: Path | None, model: str | None
                                    progress=not as_json,
                                    label=f"grading {spec.id}" if several else "grading")
         grades.append((spec, ref, graded))
-    def explained(spec: TaskSpec, graded: _Grade) -> tuple[str, ...]:
-        on = None if plan_file is not None else \
-            _explained_on(task, data, _one_model(select), passed_env, spec)
-        return tuple(explain_argv(pipeline, on, graded.verdicts, timeout, engine) or ())
-
-    summaries = [ci_reports.Graded(spec.id, tuple(graded.verdicts), explained(spec, graded))
-                 for spec, _ref, graded in grades]
+    summaries = [ci_reports.Graded(
+        spec.id, tuple(graded.verdicts),
+        () if plan_file is not None else tuple(explain_argv(
+            pipeline, _explained_on(task, data, on_task, passed_env, spec), graded.verdicts,
+            timeout, engine) or ()),
+        nondeterministic=graded.nondeterministic is not None)
+        for spec, _ref, graded in grades]
     if as_json:
         documents = {spec.id: grade_document(spec, graded.verdicts,
                                              graded.costs if measure else None,
                                              graded.nondeterministic)
                      for spec, _ref, graded in grades}
-        not_passing = [spec.id for spec, _ref, graded in grades if not graded.passes]
+        not_passing = [summary.name for summary in summaries if not summary.passes]
         click.echo(canonical_json(project_document(pipeline, data, documents, not_passing)
                                   if several else documents[grades[0][0].id]))
     else:
@@ -187,7 +187,7 @@ def _print_summary(summaries: Sequence[ci_reports.Graded]) -> None:
     width = max(len(s.name) for s in summaries)
     for summary in summaries:
         failing = f": {', '.join(summary.failing)}" if summary.failing else ""
-        out.print(Text.assemble((f"{summary.status:5}", render.STYLE[summary.status]),
+        out.print(Text.assemble((f"{summary.shown:5}", render.STYLE[summary.status]),
                                 f" {summary.name:<{width}}  {ci_reports.tally(summary)}"
                                 f"{failing}"), soft_wrap=True)
     out.print(printable(ci_reports.overall(summaries)), markup=False, highlight=False)

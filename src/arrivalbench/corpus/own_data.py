@@ -125,6 +125,20 @@ def derived_each(project: Path, data: Path, *, model: str | None = None,
     return found
 
 
+def incremental_models(project: Path, select: Sequence[str] = (), *,
+                       limits: Limits = Limits(), passed_env: Sequence[str] = ()
+                       ) -> tuple[str, ...]:
+    """The incremental models `derived_each` grades for `select` (every one without it), in
+    name order: the project parsed, and the selection listed by dbt, in a contained child."""
+    root = project.resolve()
+    if not (root / "dbt_project.yml").is_file():
+        raise DbtError(f"{project}: no dbt_project.yml; give a dbt project folder")
+    names, child, _parsed = _selected(project, root, [w for v in select for w in v.split()],
+                                      limits, passed_env)
+    child.kill()
+    return names
+
+
 def _selected(project: Path, root: Path, words: Sequence[str], limits: Limits,
               passed_env: Sequence[str]) -> tuple[tuple[str, ...], Child, dict[str, Any]]:
     """The incremental models `words` select (all of them without any), and the child that
