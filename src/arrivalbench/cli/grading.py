@@ -190,7 +190,9 @@ def _print_summary(summaries: Sequence[ci_reports.Graded]) -> None:
         out.print(Text.assemble((f"{summary.shown:5}", render.STYLE[summary.status]),
                                 f" {summary.name:<{width}}  {ci_reports.tally(summary)}"
                                 f"{failing}"), soft_wrap=True)
-    out.print(printable(ci_reports.overall(summaries)), markup=False, highlight=False)
+    # never folded: CI logs are read by line
+    out.print(printable(ci_reports.overall(summaries)), markup=False, highlight=False,
+              soft_wrap=True)
 
 
 @dataclass(frozen=True)
