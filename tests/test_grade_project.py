@@ -12,6 +12,7 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import junitparser
 import pytest
@@ -118,6 +119,31 @@ def test_one_model_selected_prints_the_document_of_one_model(
     code, named, _ = cli(capsys, *args, "--model", "orders_by_key")
     assert code == 0 and selected == named
     assert json.loads(named)["task"] == "orders_by_key"
+
+
+def test_the_whole_project_is_parsed_once(cache: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """One dbt child parses the project, lists the selection, derives and compiles each model
+    in turn: one parse for the whole project, not one per model."""
+    from arrivalbench.core.artifacts import dbt as dbt_loaded
+    from arrivalbench.core.artifacts.dbt import process
+    from arrivalbench.corpus.own_data import derived_each
+
+    monkeypatch.setattr(dbt_loaded, "_loaded", {})  # not a project an earlier test loaded
+    monkeypatch.setattr(dbt_loaded, "_kept", {})  # nor a child an earlier test parsed
+    started: list[object] = []
+    real = process.Child.__init__
+
+    def counted(self: process.Child, *args: Any, **kwargs: Any) -> None:
+        started.append(self)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(process.Child, "__init__", counted)
+    found = derived_each(SHOP, EXAMPLE, select=["orders_by_key", "orders_microbatch"])
+    assert [spec.target.name for spec, _ref in found] == ["orders_by_key", "orders_microbatch"]
+    assert [ref.models for _spec, ref in found] == [("orders_by_key",), ("orders_microbatch",)]
+    assert len(started) == 1
+    assert not dbt_loaded._kept  # the child is not left behind for nobody
 
 
 def test_dbt_selects_and_only_incremental_models_are_kept() -> None:

@@ -279,12 +279,14 @@ def _print_grade(pipeline: Path, spec: TaskSpec, ref: ArtifactRef, graded: _Grad
 def _check_time_options(ref: ArtifactRef, options: GradeOptions) -> None:
     """`--allowed-lateness model` needs an artifact with an allowance of its own; a model that
     re-reads its sources is told when its sources hold only the batch."""
+    # a project is named with its model: a whole-project grade has several
+    what = f"{ref.origin}, model {ref.models[0]}" if ref.origin and ref.models else ref.origin
     if options.allowance == MODEL and ref.allowance is None:
-        raise ArrivalBenchError(f"--allowed-lateness model: {ref.origin or 'the pipeline'} "
+        raise ArrivalBenchError(f"--allowed-lateness model: {what or 'the pipeline'} "
                                 "declares no lookback of its own (only a dbt microbatch model "
                                 "does); give a duration such as 36h")
     if ref.allowance is not None and options.landing == "batch":
-        warn(f"{ref.origin}: a microbatch model re-reads its sources over its lookback, and "
+        warn(f"{what}: a microbatch model re-reads its sources over its lookback, and "
              "under --landing batch they hold only the batch; --landing accumulate lands "
              "every batch in them, as a loader does")
 
