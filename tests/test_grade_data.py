@@ -75,14 +75,6 @@ def test_the_high_water_mark_fails_late_arrival_the_correct_model_passes(
     assert {v["verdict"] for v in json.loads(out)["verdicts"]} == {"PASS"}
 
 
-def test_an_ambiguous_model_is_one_line_naming_them(cache: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = cli(capsys, "grade", str(SHOP), "--data", str(EXAMPLE))
-    assert code == 2 and out == ""
-    line = err.strip()
-    assert "\n" not in line and "4 incremental models" in line and "--model MODEL" in line
-
-
 def test_options_that_do_not_go_with_data(capsys: pytest.CaptureFixture[str]) -> None:
     for command, extra, says in (("grade", ["--task", "ad_clicks_clean"], "leave out --task"),
                                  ("explain", ["--select", "x"], "leave out --task and --select"),

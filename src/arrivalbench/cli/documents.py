@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from arrivalbench.core.engine import duckdb as duckdb_engine
 from arrivalbench.core.engine.cost import Cost
@@ -37,3 +38,12 @@ def grade_document(spec: TaskSpec, verdicts: Sequence[Verdict],
     if nondeterministic is not None:
         document["nondeterministic"] = nondeterministic
     return document
+
+
+def project_document(project: Path, data: Path | None, models: Mapping[str, dict[str, JSON]],
+                     not_passing: Sequence[str]) -> dict[str, JSON]:
+    """`grade PROJECT --data DIR --json` over several models: each model's `grade_document`
+    under its name, and the models that do not pass. One model graded prints its own document
+    alone, as before there were several."""
+    return {"project": str(project), "data": None if data is None else str(data),
+            "models": dict(models), "not_passing": list(not_passing)}

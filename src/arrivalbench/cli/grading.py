@@ -11,9 +11,10 @@ from rich.text import Text
 
 from arrivalbench import explain as explaining
 from arrivalbench import render, words
+from arrivalbench.cli import ci_reports
 from arrivalbench.cli.app import app
 from arrivalbench.cli.console import out
-from arrivalbench.cli.documents import grade_document
+from arrivalbench.cli.documents import grade_document, project_document
 from arrivalbench.cli.exits import verdict_status, warn
 from arrivalbench.cli.options import (
     allowance_option,
@@ -53,10 +54,12 @@ from arrivalbench.words import count, printable
                    "source table (<table>.csv, .parquet or .jsonl); the model is graded "
                    "against itself built with --full-refresh over all of it.")
 @click.option("--model", "model", metavar="MODEL",
-              help="With --data: the incremental model to grade (default: the only one).")
-@click.option("--select", "select", metavar="MODEL",
-              help="For a dbt project: the model graded as the task's target (default: the "
-                   "model named after the target).")
+              help="With --data: the one incremental model to grade (default: every one).")
+@click.option("--select", "select", multiple=True, metavar="SELECTOR",
+              help="With --data: grade the incremental models these dbt selectors select "
+                   "(tag:x, path:models/marts, +fct_orders; repeatable or space-separated, "
+                   "as dbt ls reads them). On a task: the model graded as the task's target "
+                   "(default: the model named after the target).")
 @click.option("--schedule", "kinds", multiple=True, type=schedule_choice(),
               help="Grade only these schedules (repeatable). Default: snapshot, both controls "
                    "and every hazard the task declares.")
@@ -88,44 +91,111 @@ from arrivalbench.words import count, printable
                       "landed before, its load time in _landed_at (accumulate). Default: "
                       "accumulate with --data, else batch.")
 @allowance_option
+@click.option("--junit", "junit", type=click.Path(path_type=Path, dir_okay=False),
+              metavar="FILE", help="Also write the verdicts as JUnit XML: a test suite per "
+                                   "model (or task), a test case per schedule.")
+@click.option("--markdown", "markdown", type=click.Path(path_type=Path, dir_okay=False),
+              metavar="FILE", help="Also write a Markdown summary a CI job can post: per "
+                                   "model its PASS/FAIL/ERROR counts and failing schedules.")
 def grade(pipeline: Path, task: str | None, data: Path | None, model: str | None,
-          select: str | None, kinds: Sequence[str], seeds: int, timeout: float, as_json: bool,
-          every_batch: bool, plan_file: Path | None, measure: bool, engine: EngineName,
-          passed_env: Sequence[str], replay_timeout: float, load_timeout: float,
-          run_timeout: float, landing: Landing | None, allowance: Allowance | str | None) -> None:
-    """Grade PIPELINE (a .sql script or a dbt project folder) on TASK. Exit 0 if every verdict
-    is PASS, 1 otherwise."""
+          select: Sequence[str], kinds: Sequence[str], seeds: int, timeout: float,
+          as_json: bool, every_batch: bool, plan_file: Path | None, measure: bool,
+          engine: EngineName, passed_env: Sequence[str], replay_timeout: float,
+          load_timeout: float, run_timeout: float, landing: Landing | None,
+          allowance: Allowance | str | None, junit: Path | None, markdown: Path | None) -> None:
+    """Grade PIPELINE (a .sql script or a dbt project folder) on TASK, or a dbt project's
+    incremental models on its own data (--data). Exit 0 if every verdict is PASS, 1
+    otherwise."""
     backend(engine)  # a missing extra is one line before anything runs
     check_path_engine(pipeline, engine)
+    ci_reports.check_paths(junit=junit, markdown=markdown)
     limits = Limits(statement_seconds=timeout, replay_seconds=replay_timeout,
                     load_seconds=load_timeout, run_seconds=run_timeout)
-    _refuse_project_options(pipeline, select=select, passed_env=passed_env)
+    _refuse_project_options(pipeline, select=" ".join(select) or None, passed_env=passed_env)
     needs = "--every-batch" if every_batch else "--allowed-lateness" if allowance else None
-    spec, ref = _graded(pipeline, task=task, data=data, model=model, select=select,
-                        passed_env=passed_env, needs_prefixes=needs, limits=limits)
+    on_task = _one_model(select) if data is None else None  # on a task: the model graded
+    if data is None:
+        graded_on = [_graded(pipeline, task=task, data=None, model=model, select=on_task,
+                             passed_env=passed_env, needs_prefixes=needs, limits=limits)]
+    else:
+        graded_on = _graded_models(pipeline, task=task, data=data, model=model,
+                                   select=select, passed_env=passed_env, needs_prefixes=needs,
+                                   limits=limits)
+    if plan_file is not None and len(graded_on) > 1:
+        raise ArrivalBenchError(f"--plan {plan_file}: a plan replays on one model; name it "
+                                "with --model MODEL")
     landing = landing or ("accumulate" if data is not None else "batch")
     options = GradeOptions(engine, limits, every_batch=every_batch, measure=measure,
                            landing=landing, allowance=allowance)
-    _check_time_options(ref, options)
-    if traits(ref).statements:
-        check_statements(pipeline, ref.text, engine)
-    check_reference(spec, limits)
-    if plan_file is not None:
-        graded = _grade_plan(pipeline, spec, ref, plan_file, kinds, options)
-    else:
-        graded = _grade_points(spec, ref, plan(spec, seeds, kinds), options, progress=not as_json)
+    for spec, ref in graded_on:  # every model's bad input before any model's grade
+        _check_time_options(ref, options)
+        if traits(ref).statements:
+            check_statements(pipeline, ref.text, engine)
+        check_reference(spec, limits)
+    several = len(graded_on) > 1
+    grades: list[tuple[TaskSpec, ArtifactRef, _Grade]] = []
+    for spec, ref in graded_on:
+        if plan_file is not None:
+            graded = _grade_plan(pipeline, spec, ref, plan_file, kinds, options)
+        else:
+            graded = _grade_points(spec, ref, plan(spec, seeds, kinds), options,
+                                   progress=not as_json,
+                                   label=f"grading {spec.id}" if several else "grading")
+        grades.append((spec, ref, graded))
+    summaries = [ci_reports.Graded(
+        spec.id, tuple(graded.verdicts),
+        () if plan_file is not None else tuple(explain_argv(
+            pipeline, _explained_on(task, data, on_task, passed_env, spec), graded.verdicts,
+            timeout, engine) or ()),
+        nondeterministic=graded.nondeterministic is not None)
+        for spec, _ref, graded in grades]
     if as_json:
-        click.echo(canonical_json(grade_document(spec, graded.verdicts,
-                                                 graded.costs if measure else None,
-                                                 graded.nondeterministic)))
+        documents = {spec.id: grade_document(spec, graded.verdicts,
+                                             graded.costs if measure else None,
+                                             graded.nondeterministic)
+                     for spec, _ref, graded in grades}
+        not_passing = [summary.name for summary in summaries if not summary.passes]
+        click.echo(canonical_json(project_document(pipeline, data, documents, not_passing)
+                                  if several else documents[grades[0][0].id]))
     else:
-        _print_grade(pipeline, spec, ref, graded, task=task, data=data, select=select,
-                     passed_env=passed_env, timeout=timeout, engine=engine,
-                     plan_file=plan_file)
-    if graded.nondeterministic is not None:
-        warn(words.NONDETERMINISTIC)
-    verdict_status(all(v.status == "PASS" for v in graded.verdicts) and
-                   graded.nondeterministic is None)
+        for index, ((spec, ref, graded), summary) in enumerate(zip(grades, summaries,
+                                                                   strict=True)):
+            if index:
+                out.print("")
+            _print_grade(pipeline, spec, ref, graded, engine=engine, explain=summary.explain)
+        if several:
+            _print_summary(summaries)
+    noun = "task" if data is None else "model"
+    ci_reports.write(summaries, title=f"arrivalbench grade {pipeline} on "
+                                      f"{data if data is not None else graded_on[0][0].id}",
+                     noun=noun, junit=junit, markdown_file=markdown)
+    for spec, _ref, graded in grades:
+        if graded.nondeterministic is not None:
+            warn(f"{spec.id}: {words.NONDETERMINISTIC}" if several else words.NONDETERMINISTIC)
+    verdict_status(all(graded.passes for _spec, _ref, graded in grades))
+
+
+def _one_model(select: Sequence[str]) -> str | None:
+    """On a task, `--select` names the one model graded as its target."""
+    named = [word for value in select for word in value.split()]
+    if len(named) > 1:
+        raise ArrivalBenchError(f"--select {' '.join(named)}: on a task, --select names the "
+                                "one model graded as its target; dbt selectors go with --data")
+    return named[0] if named else None
+
+
+def _print_summary(summaries: Sequence[ci_reports.Graded]) -> None:
+    """After every model's table: a line per model, then one on all of them."""
+    out.print("")
+    width = max(len(s.name) for s in summaries)
+    for summary in summaries:
+        failing = f": {', '.join(summary.failing)}" if summary.failing else ""
+        out.print(Text.assemble((f"{summary.shown:5}", render.STYLE[summary.status]),
+                                f" {summary.name:<{width}}  {ci_reports.tally(summary)}"
+                                f"{failing}"), soft_wrap=True)
+    # never folded: CI logs are read by line
+    out.print(printable(ci_reports.overall(summaries)), markup=False, highlight=False,
+              soft_wrap=True)
 
 
 @dataclass(frozen=True)
@@ -136,6 +206,11 @@ class _Grade:
     verdicts: list[Verdict]
     costs: list[Cost | None]
     nondeterministic: dict[str, JSON] | None = None
+
+    @property
+    def passes(self) -> bool:
+        """Every verdict PASS, and the second snapshot replay the same as the first."""
+        return all(v.status == "PASS" for v in self.verdicts) and self.nondeterministic is None
 
 
 def _grade_plan(pipeline: Path, spec: TaskSpec, ref: ArtifactRef, plan_file: Path,
@@ -156,7 +231,7 @@ def _grade_plan(pipeline: Path, spec: TaskSpec, ref: ArtifactRef, plan_file: Pat
 
 
 def _grade_points(spec: TaskSpec, ref: ArtifactRef, points: Sequence[Point],
-                  options: GradeOptions, *, progress: bool) -> _Grade:
+                  options: GradeOptions, *, progress: bool, label: str = "grading") -> _Grade:
     from arrivalbench.core.replay import expected_all
     from arrivalbench.study.executors import Result
     from arrivalbench.study.isolated import grade_points
@@ -166,7 +241,7 @@ def _grade_points(spec: TaskSpec, ref: ArtifactRef, points: Sequence[Point],
     expected_all(spec, options.limits)  # a broken task is its own error, before any replay
     arrived: dict[int, Result] = {}
     found: list[dict[str, JSON]] = []
-    with render.progress(len(points), enabled=progress) as advance:
+    with render.progress(len(points), enabled=progress, label=label) as advance:
         def on_graded(index: int, result: Result, nondet: dict[str, JSON] | None) -> None:
             arrived[index] = result
             found.extend([nondet] if nondet is not None else [])
@@ -178,9 +253,7 @@ def _grade_points(spec: TaskSpec, ref: ArtifactRef, points: Sequence[Point],
 
 
 def _print_grade(pipeline: Path, spec: TaskSpec, ref: ArtifactRef, graded: _Grade, *,
-                 task: str | None, data: Path | None, select: str | None,
-                 passed_env: Sequence[str], timeout: float, engine: EngineName,
-                 plan_file: Path | None) -> None:
+                 engine: EngineName, explain: Sequence[str]) -> None:
     verdicts = graded.verdicts
     # DuckDB's parser says where a script stops parsing; PostgreSQL's says it per statement.
     problem = parse_problem(ref.text) if traits(ref).statements and \
@@ -201,10 +274,7 @@ def _print_grade(pipeline: Path, spec: TaskSpec, ref: ArtifactRef, graded: _Grad
     advice = render.control_advice(verdicts)
     if advice is not None:
         out.print(advice, markup=False, highlight=False)
-    graded_on = _explained_on(task, data, select, passed_env, spec)
-    argv = explain_argv(pipeline, graded_on, verdicts, timeout, engine) if plan_file is None \
-        else None
-    for line in render.command_lines("next: ", argv or [], out.width):
+    for line in render.command_lines("next: ", explain, out.width):
         # never folded by the console: the backslashes keep it one command to paste
         out.print(printable(line), markup=False, highlight=False, soft_wrap=True)
 
@@ -212,12 +282,14 @@ def _print_grade(pipeline: Path, spec: TaskSpec, ref: ArtifactRef, graded: _Grad
 def _check_time_options(ref: ArtifactRef, options: GradeOptions) -> None:
     """`--allowed-lateness model` needs an artifact with an allowance of its own; a model that
     re-reads its sources is told when its sources hold only the batch."""
+    # a project is named with its model: a whole-project grade has several
+    what = f"{ref.origin}, model {ref.models[0]}" if ref.origin and ref.models else ref.origin
     if options.allowance == MODEL and ref.allowance is None:
-        raise ArrivalBenchError(f"--allowed-lateness model: {ref.origin or 'the pipeline'} "
+        raise ArrivalBenchError(f"--allowed-lateness model: {what or 'the pipeline'} "
                                 "declares no lookback of its own (only a dbt microbatch model "
                                 "does); give a duration such as 36h")
     if ref.allowance is not None and options.landing == "batch":
-        warn(f"{ref.origin}: a microbatch model re-reads its sources over its lookback, and "
+        warn(f"{what}: a microbatch model re-reads its sources over its lookback, and "
              "under --landing batch they hold only the batch; --landing accumulate lands "
              "every batch in them, as a loader does")
 
@@ -315,6 +387,41 @@ def _graded(pipeline: Path, *, task: str | None, data: Path | None, model: str |
                                 "there is no reference over a part of the data; grade it "
                                 "without")
     return spec, ref
+
+
+def _graded_models(pipeline: Path, *, task: str | None, data: Path, model: str | None,
+                   select: Sequence[str], passed_env: Sequence[str],
+                   needs_prefixes: str | None, limits: Limits
+                   ) -> list[tuple[TaskSpec, ArtifactRef]]:
+    """`grade PROJECT --data DIR`: each incremental model graded (`--model`'s, those
+    `--select` selects, else every one) with its task, derived from the project and its data
+    in one bounded child that parses the project once for them all."""
+    if task is not None:
+        raise ArrivalBenchError("--data derives the task from the project: leave out --task "
+                                "(--model or --select names the models)")
+    from arrivalbench.corpus.own_data import over_prefixes
+
+    found = bounded(_derived_each, pipeline, data, model, tuple(select), tuple(passed_env),
+                    limits)
+    graded_on = [(load_spec(folder), ref) for folder, ref in found]
+    for spec, _ref in graded_on:
+        if needs_prefixes is not None and not over_prefixes(spec):
+            raise ArrivalBenchError(f"{needs_prefixes}: the full refresh of model "
+                                    f"{spec.target.name} is not one query over its sources, "
+                                    "so there is no reference over a part of the data; grade "
+                                    "it without")
+    return graded_on
+
+
+def _derived_each(project: Path, data: Path, model: str | None, select: tuple[str, ...],
+                  passed_env: tuple[str, ...], limits: Limits
+                  ) -> list[tuple[str, ArtifactRef]]:
+    """In a bounded child: the task of each model `grade PROJECT --data DATA` grades (its
+    folder) and the project described as graded on it."""
+    from arrivalbench.corpus.own_data import derived_each
+
+    return [(str(spec.path), ref) for spec, ref in derived_each(
+        project, data, model=model, select=select, limits=limits, passed_env=passed_env)]
 
 
 def _derived(project: Path, data: Path, model: str | None, passed_env: tuple[str, ...],

@@ -209,9 +209,12 @@ def main() -> None:
                     if node is not None and str(node.resource_type) == "model":
                         compiled.append([node.original_file_path, node.compiled_code or "",
                                          node.schema, node.alias or node.name])
+                # `dbt ls` answers with what it lists (with --output name, the names).
+                listed = [str(item) for item in result.result] \
+                    if isinstance(result.result, list) else []
                 reply = {"ok": bool(result.success),
                          "message": "" if result.success else _failure(result),
-                         "compiled": compiled}
+                         "compiled": compiled, "listed": listed}
         except MemoryError:
             reply = {"ok": False, "message": "dbt ran out of the memory it is allowed",
                      "memory": True}
