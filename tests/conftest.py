@@ -108,6 +108,34 @@ def write_task(root: Path, name: str = "tiny", spec: dict[str, Any] | None = Non
     return folder
 
 
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A cache folder of the module's own: `grade --data` derives each task once in it."""
+    root = tmp_path_factory.mktemp("cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(root))
+        yield root
+
+
+@pytest.fixture
+def dbt_children(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The contained dbt children started from now on, none loaded or kept before."""
+    from arrivalbench.core.artifacts import dbt as dbt_loaded
+    from arrivalbench.core.artifacts.dbt import process
+
+    monkeypatch.setattr(dbt_loaded, "_loaded", {})  # not a project an earlier test loaded
+    monkeypatch.setattr(dbt_loaded, "_kept", {})  # nor a child an earlier test parsed
+    started: list[object] = []
+    real = process.Child.__init__
+
+    def counted(self: process.Child, *args: Any, **kwargs: Any) -> None:
+        started.append(self)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(process.Child, "__init__", counted)
+    return started
+
+
 @pytest.fixture
 def tiny_dir(tmp_path: Path) -> Path:
     return write_task(tmp_path)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +26,6 @@ from conftest import cli
 EXAMPLE = Path(__file__).parent.parent / "examples" / "your_data"
 SHOP = EXAMPLE / "shop"
 
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    root = tmp_path_factory.mktemp("cache")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("XDG_CACHE_HOME", str(root))
-        yield root
 
 
 @pytest.fixture(scope="module")
@@ -220,29 +212,18 @@ sources:
     assert found.sources[0].relation == ("raw", "orders")
 
 
-def test_a_cold_grade_parses_the_project_once(tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cold_grade_parses_the_project_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              dbt_children: list[object]) -> None:
     """Deriving the task parses the project in a child; the grade that follows takes that
     child over instead of parsing again."""
     from arrivalbench.core import artifacts
-    from arrivalbench.core.artifacts import dbt as dbt_loaded
-    from arrivalbench.core.artifacts.dbt import process
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    monkeypatch.setattr(dbt_loaded, "_loaded", {})  # not a project an earlier test loaded
-    monkeypatch.setattr(dbt_loaded, "_kept", {})  # nor a child an earlier test parsed
-    started: list[object] = []
-    real = process.Child.__init__
-
-    def counted(self: process.Child, *args: Any, **kwargs: Any) -> None:
-        started.append(self)
-        real(self, *args, **kwargs)
-
-    monkeypatch.setattr(process.Child, "__init__", counted)
     spec = derived(SHOP, EXAMPLE, "orders_by_key")
     project = artifacts.read(SHOP, spec, models=[spec.target.name])
     try:
-        assert len(started) == 1 and project.child is started[0]  # type: ignore[attr-defined]
+        assert len(dbt_children) == 1 and \
+            project.child is dbt_children[0]  # type: ignore[attr-defined]
     finally:
         project.close()  # type: ignore[attr-defined]
 

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import junitparser
 import pytest
@@ -34,13 +32,6 @@ SMALL = ("--seeds", "1", "--schedule", "in_order", "--schedule", "late_arrival")
 GOLDEN = Path(__file__).parent / "golden" / "grade_project.md"
 UPDATE = os.environ.get("ARRIVALBENCH_UPDATE_GOLDEN") == "1"
 
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    root = tmp_path_factory.mktemp("cache")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("XDG_CACHE_HOME", str(root))
-        yield root
 
 
 @pytest.fixture(autouse=True)
@@ -121,28 +112,16 @@ def test_one_model_selected_prints_the_document_of_one_model(
     assert json.loads(named)["task"] == "orders_by_key"
 
 
-def test_the_whole_project_is_parsed_once(cache: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_whole_project_is_parsed_once(cache: Path, dbt_children: list[object]) -> None:
     """One dbt child parses the project, lists the selection, derives and compiles each model
     in turn: one parse for the whole project, not one per model."""
     from arrivalbench.core.artifacts import dbt as dbt_loaded
-    from arrivalbench.core.artifacts.dbt import process
     from arrivalbench.corpus.own_data import derived_each
 
-    monkeypatch.setattr(dbt_loaded, "_loaded", {})  # not a project an earlier test loaded
-    monkeypatch.setattr(dbt_loaded, "_kept", {})  # nor a child an earlier test parsed
-    started: list[object] = []
-    real = process.Child.__init__
-
-    def counted(self: process.Child, *args: Any, **kwargs: Any) -> None:
-        started.append(self)
-        real(self, *args, **kwargs)
-
-    monkeypatch.setattr(process.Child, "__init__", counted)
     found = derived_each(SHOP, EXAMPLE, select=["orders_by_key", "orders_microbatch"])
     assert [spec.target.name for spec, _ref in found] == ["orders_by_key", "orders_microbatch"]
     assert [ref.models for _spec, ref in found] == [("orders_by_key",), ("orders_microbatch",)]
-    assert len(started) == 1
+    assert len(dbt_children) == 1
     assert not dbt_loaded._kept  # the child is not left behind for nobody
 
 

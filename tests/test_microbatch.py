@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,13 +30,6 @@ EXAMPLE = Path(__file__).parent.parent / "examples" / "your_data"
 SHOP = EXAMPLE / "shop"
 ACCUMULATE = GradeOptions(landing="accumulate")
 
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    root = tmp_path_factory.mktemp("cache")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("XDG_CACHE_HOME", str(root))
-        yield root
 
 
 @pytest.fixture(scope="module")
