@@ -19,6 +19,7 @@ the end, so a failure leaves nothing half-written.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import re
 import shutil
 import tempfile
@@ -26,6 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import pyarrow as pa
@@ -51,6 +53,9 @@ from arrivalbench.errors import (
     mention,
 )
 from arrivalbench.study.template import template_sql
+
+if TYPE_CHECKING:
+    from arrivalbench.core.artifacts.dbt.own import DeclaredSource
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ALWAYS: tuple[Hazard, ...] = ("duplicates", "crash_retry")
@@ -386,47 +391,13 @@ def from_dbt(folder: Path | None, project: Path, data: Path, model: str | None =
             folder = parent / what.model
             _check_new(folder)
         files = data_files(data, [s.name for s in what.sources], what.others)
-        con = duckdb.connect(config={"threads": 1})
-        columns: dict[str, dict[str, str]] = {}
-        tables = {}
-        for source in what.sources:
-            file = files[source.name]
-            columns[source.name] = _columns(con, source.name, file)
-            problem = _key_problem(con, source.name, source.record_key, columns[source.name],
-                                   file)
-            if problem is not None:
-                raise TaskError(f"source table {source.name}'s record key "
-                                f"{','.join(source.record_key)}: {problem}")
-            if source.event_time is not None and source.event_time not in columns[source.name]:
-                raise TaskError(f"source table {source.name}'s event time "
-                                f"{source.event_time}: {file} has no column "
-                                f"{source.event_time!r} (columns: "
-                                f"{', '.join(columns[source.name])}); fix the declaration")
-            tables[source.name] = con.sql(f'SELECT * FROM "{source.name}"').to_arrow_table()
-        at = clock.reference_clock(value for source in what.sources if source.event_time
-                                   for value in tables[source.name][source.event_time].to_pylist())
-        for source in what.sources:  # a full refresh lands everything at the reference's clock
-            table = tables[source.name]
-            if source.landed_at in table.column_names:
-                table = table.drop_columns([source.landed_at])
-            tables[source.name] = table.append_column(
-                source.landed_at, pa.array([at] * table.num_rows, pa.timestamp("us")))
+        columns, tables = _read_sources(what.sources, files)
+        at = _land_at_reference_clock(what.sources, tables)
         refreshed = own.full_refresh(dbt, tables, limits, now=at)
     finally:
         own.release(dbt)
     result = refreshed.table
-    for column in what.key:
-        if column not in [name for name, _ in result.columns]:
-            raise TaskError(f"model {what.model}'s unique_key {','.join(what.key)}: its "
-                            f"result has no column {column!r} (columns: "
-                            f"{', '.join(n for n, _ in result.columns)})")
-    key_at = [i for i, (name, _t) in enumerate(result.columns) if name in what.key]
-    keys = Counter(canonical_json([to_json(row[i]) for i in key_at]) for row in result.rows)
-    repeated = sorted(k for k, n in keys.items() if n > 1)
-    if repeated:
-        raise TaskError(f"model {what.model}'s unique_key {','.join(what.key)}: not unique in "
-                        f"its full-refresh result ({len(repeated)} keys repeat, e.g. "
-                        f"{repeated[0]}); declare the columns that make one row")
+    _check_unique_key(what.model, what.key, result)
     target = dict(result.columns)
     header = (f"The reference: dbt model {what.model} of {project.resolve().name} built with\n"
               f"--full-refresh over all the data ({refreshed_rows(result)})")
@@ -458,6 +429,58 @@ def from_dbt(folder: Path | None, project: Path, data: Path, model: str | None =
 
     return _write(folder, stage, lambda kept: _document(request, columns, target, kept),
                   candidates, limits)
+
+
+def _read_sources(sources: Sequence[DeclaredSource], files: dict[str, Path]
+                  ) -> tuple[dict[str, dict[str, str]], dict[str, pa.Table]]:
+    """Each source's columns and rows, read from its file; a record key that does not hold or
+    an event time the file lacks is a TaskError naming it."""
+    con = duckdb.connect(config={"threads": 1})
+    columns: dict[str, dict[str, str]] = {}
+    tables = {}
+    for source in sources:
+        file = files[source.name]
+        columns[source.name] = _columns(con, source.name, file)
+        problem = _key_problem(con, source.name, source.record_key, columns[source.name], file)
+        if problem is not None:
+            raise TaskError(f"source table {source.name}'s record key "
+                            f"{','.join(source.record_key)}: {problem}")
+        if source.event_time is not None and source.event_time not in columns[source.name]:
+            raise TaskError(f"source table {source.name}'s event time {source.event_time}: "
+                            f"{file} has no column {source.event_time!r} (columns: "
+                            f"{', '.join(columns[source.name])}); fix the declaration")
+        tables[source.name] = con.sql(f'SELECT * FROM "{source.name}"').to_arrow_table()
+    return columns, tables
+
+
+def _land_at_reference_clock(sources: Sequence[DeclaredSource], tables: dict[str, pa.Table]
+                             ) -> dt.datetime:
+    """The reference's clock; every row of `tables` stamped with it in its source's load-time
+    column, as a full refresh over everything landed by then sees them."""
+    at = clock.reference_clock(value for source in sources if source.event_time
+                               for value in tables[source.name][source.event_time].to_pylist())
+    for source in sources:
+        table = tables[source.name]
+        if source.landed_at in table.column_names:
+            table = table.drop_columns([source.landed_at])
+        tables[source.name] = table.append_column(
+            source.landed_at, pa.array([at] * table.num_rows, pa.timestamp("us")))
+    return at
+
+
+def _check_unique_key(model: str, key: Sequence[str], result: Table) -> None:
+    names = [name for name, _ in result.columns]
+    for column in key:
+        if column not in names:
+            raise TaskError(f"model {model}'s unique_key {','.join(key)}: its result has no "
+                            f"column {column!r} (columns: {', '.join(names)})")
+    key_at = [i for i, name in enumerate(names) if name in key]
+    keys = Counter(canonical_json([to_json(row[i]) for i in key_at]) for row in result.rows)
+    repeated = sorted(k for k, n in keys.items() if n > 1)
+    if repeated:
+        raise TaskError(f"model {model}'s unique_key {','.join(key)}: not unique in its "
+                        f"full-refresh result ({len(repeated)} keys repeat, e.g. "
+                        f"{repeated[0]}); declare the columns that make one row")
 
 
 def _stand_in(target: str, sources: Sequence[str], query: str) -> str:
