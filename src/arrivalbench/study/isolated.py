@@ -12,13 +12,11 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 from typing import Any, TypeVar
 
 from arrivalbench.core import plans
@@ -158,29 +156,12 @@ def _described(path: Path, task: str, models: tuple[str, ...], passed_env: tuple
 def bounded(fn: Callable[..., T], *args: Any) -> T:
     """`fn(*args)` in a spawned child process under the workers' data bound, for work that
     replays an artifact many times in a row (`explain`'s shrinking): what the child raises is
-    raised here, with its traceback. Interrupted here, the child is stopped at once (SIGTERM)
-    rather than waited for to the end of its work (a dbt parse may take the whole load limit);
-    it unwinds, removing what it started, and leaves before this returns."""
+    raised here, with its traceback."""
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(1, mp_context=context, initializer=_bounded_child) as pool:
+    with ProcessPoolExecutor(1, mp_context=context, initializer=limit_self,
+                             initargs=(WORKER_DATA, None)) as pool:
         try:
             return pool.submit(fn, *args).result()
         except BrokenProcessPool:
             raise WorkerError(f"the process running {fn.__name__} died (a crash or a kill)",
                               "") from None
-        except BaseException:
-            for process in list(pool._processes.values()):
-                process.terminate()
-            raise
-
-
-def _bounded_child() -> None:
-    limit_self(WORKER_DATA, None)
-    signal.signal(signal.SIGTERM, _leave)
-
-
-def _leave(_signum: int, _frame: FrameType | None) -> None:
-    """SIGTERM in a bounded child: unwind. SystemExit, not KeyboardInterrupt: between two
-    calls (in the pool's own loop) it ends the process without a traceback on stderr, and
-    inside `fn` it unwinds the same `finally` blocks and comes back as its exception."""
-    raise SystemExit(1)

@@ -7,11 +7,6 @@ becomes an ERROR verdict (phase `run`, message `worker died (SIGKILL)`), the uni
 behind it go back to the queue, a new worker takes the dead one's place and the run goes on.
 The parent also keeps each unit's wall clock (`Unit.seconds`): a worker stuck past it is
 killed, its unit is an ERROR with phase `timeout`, and the run goes on the same way.
-
-When the run stops early (Ctrl-C, SIGTERM, an error) the parent sends every worker SIGTERM,
-which unwinds the unit at hand as Ctrl-C unwinds the grader, so that what the worker started
-goes with it (a dbt child and its scratch folder, a PostgreSQL server), and waits for it to
-leave: a worker is killed outright only when it did not leave within `STOP_SECONDS`.
 """
 
 from __future__ import annotations
@@ -27,7 +22,6 @@ from collections.abc import Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from arrivalbench import interrupts
 from arrivalbench.core.containment import limit_self
 from arrivalbench.errors import ArrivalBenchError, WorkerError
 from arrivalbench.study.executors.unit import (
@@ -48,11 +42,6 @@ from arrivalbench.study.executors.unit import (
 # The data a worker process may allocate: the replay database's own bound (512 MB by default)
 # and the harness's share (the task's log, references, Python) with room to spare.
 WORKER_DATA = 2 * 1024 * 1024 * 1024
-# How long a worker told to leave may take before it is killed: well past a DuckDB statement's
-# time limit (5 s by default; a statement is the longest thing a signal waits for) and the
-# start of an interpreter on a loaded machine. A kill leaves its scratch folders to the next
-# start's sweep.
-STOP_SECONDS = 30.0
 
 
 class LocalExecutor:
@@ -72,7 +61,6 @@ class LocalExecutor:
             return
         run = _LocalRun(self, units)
         remaining = len(units)
-        finished = False
         try:
             run.pool = [run.spawn() for _ in range(min(self.workers, remaining))]
             while remaining:
@@ -82,13 +70,9 @@ class LocalExecutor:
                 on_results(batch)
                 if error is not None:
                     raise error
-            finished = True
         finally:
             for worker in run.pool:
-                if finished:
-                    worker.stop()
-                else:  # now, not after the units queued at it
-                    worker.interrupt()
+                worker.stop()
             for worker in run.pool:
                 worker.close()
                 self._retire(worker)
@@ -249,15 +233,8 @@ class _Worker:
         with contextlib.suppress(OSError):
             self.conn.send(None)
 
-    def interrupt(self) -> None:
-        self.process.terminate()  # SIGTERM: see `_worker_main`
-
     def close(self) -> None:
-        """Wait for the worker to leave, asking again with SIGTERM, killing it last."""
-        self.process.join(timeout=STOP_SECONDS)
-        if self.process.is_alive():
-            self.process.terminate()
-            self.process.join(timeout=STOP_SECONDS)
+        self.process.join(timeout=2)
         if self.process.is_alive():
             self.process.kill()
             self.process.join()
@@ -266,16 +243,13 @@ class _Worker:
 
 def _worker_main(conn: Connection, work: Work) -> None:
     """A worker's loop: announce a unit, grade it, send the result; stop on None or EOF.
-    Interrupts are the parent's business: a Ctrl-C must not look like a dying worker. The
-    parent's SIGTERM unwinds the unit at hand (the dbt child killed, its folder removed) and
-    ends the loop, also when an engine absorbed the interrupt into an error of its own."""
+    Interrupts are the parent's business: a Ctrl-C must not look like a dying worker."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, interrupts.stop)
     # A replay's memory past what its engine bounds (a huge value DuckDB allocates outside
     # its buffer manager) fails an allocation here, as an ERROR, instead of taking the machine.
     limit_self(WORKER_DATA, None)
     try:
-        while not interrupts.pressed():
+        while True:
             message = conn.recv()
             if message is None:
                 return
@@ -289,6 +263,4 @@ def _worker_main(conn: Connection, work: Work) -> None:
                 continue
             conn.send(("done", index, result))
     except (EOFError, OSError):  # the parent is gone
-        return
-    except KeyboardInterrupt:  # the parent's stop: leave through the interpreter's exit
         return

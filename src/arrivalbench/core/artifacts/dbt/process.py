@@ -5,21 +5,13 @@ The bound is kept here, in a process that runs no artifact code: a Jinja loop in
 cannot hold it up. Killing the child is the only way a hanging render stops; the parent then
 removes its scratch folder, and a folder left by a parent that was itself killed is swept by
 the next one that starts (`containment.scratch`).
-
-Every child is in `_live` from the moment its folder exists until it is killed and the folder
-removed, and whatever is still there when this process exits (normally, on an exception, on
-Ctrl-C or SIGTERM) is killed then. Starting and killing a child are `interrupts.deferred`: a
-stop arriving in the middle of either would leave a folder nobody removes or a process nobody
-kills; it is delivered once the step is done.
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import datetime as dt
 import json
-import os
 import shutil
 import socket
 import subprocess
@@ -30,7 +22,6 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from arrivalbench import interrupts
 from arrivalbench.core import containment
 
 ROOT = "arrivalbench-dbt"
@@ -40,20 +31,6 @@ Serve = Callable[[list[Any]], Any]
 # What dbt's output may depend on beyond the project: the order of sets it renders, and the
 # local time zone (the clock it is given is UTC).
 PINNED_ENV = {"PYTHONHASHSEED": "0", "TZ": "UTC"}
-
-
-# Every child of this process whose scratch folder exists, by id.
-_live: dict[int, Child] = {}
-
-
-def _kill_live() -> None:
-    """Kill what is left at exit. A forked process inherits the dict, not the children."""
-    for child in list(_live.values()):
-        if child.owner == os.getpid():
-            child.kill()
-
-
-atexit.register(_kill_live)
 
 
 class Expired(Exception):
@@ -66,33 +43,28 @@ class Died(Exception):
 
 class Child:
     def __init__(self, passed_env: Sequence[str] = ()) -> None:
-        self.owner = os.getpid()
-        self._process: subprocess.Popen[bytes] | None = None
-        with interrupts.deferred():
-            ours, theirs = socket.socketpair()
-            self._conn = Connection(ours.detach())
-            fd = theirs.detach()
-            try:
-                self.scratch = containment.scratch(ROOT)
-                _live[id(self)] = self
-                home = self.scratch / "home"
-                home.mkdir()
-                with (self.scratch / "child.log").open("wb") as log:
-                    self._process = subprocess.Popen(
-                        [sys.executable, "-m", "arrivalbench.core.artifacts.dbt.child",
-                         str(fd), str(ADDRESS_SPACE), str(FILE_SIZE)],
-                        env={**containment.environment(home, passed_env), **PINNED_ENV},
-                        cwd=home, pass_fds=(fd,), stdin=subprocess.DEVNULL, stdout=log,
-                        stderr=log, start_new_session=False)
-            except BaseException:
-                self.kill()
-                raise
-            finally:
-                os.close(fd)
+        self.scratch = containment.scratch(ROOT)
+        home = self.scratch / "home"
+        home.mkdir()
+        ours, theirs = socket.socketpair()
+        self._conn = Connection(ours.detach())
+        fd = theirs.detach()
+        try:
+            with (self.scratch / "child.log").open("wb") as log:
+                self._process = subprocess.Popen(
+                    [sys.executable, "-m", "arrivalbench.core.artifacts.dbt.child", str(fd),
+                     str(ADDRESS_SPACE), str(FILE_SIZE)],
+                    env={**containment.environment(home, passed_env), **PINNED_ENV}, cwd=home,
+                    pass_fds=(fd,), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                    start_new_session=False)
+        finally:
+            import os
+
+            os.close(fd)
 
     @property
     def alive(self) -> bool:
-        return self._process is not None and self._process.poll() is None
+        return self._process.poll() is None
 
     def call(self, kind: str, args: list[str], deadline: float, serve: Serve, *,
              now: dt.datetime | None = None) -> dict[str, Any]:
@@ -123,18 +95,12 @@ class Child:
             raise
 
     def kill(self) -> None:
-        """Kill the child, wait for it (nothing writes into the folder afterwards), then remove
-        its scratch folder; again, nothing happens."""
-        with interrupts.deferred():
-            if self._process is not None:
-                with contextlib.suppress(OSError):
-                    self._process.kill()
-                self._process.wait()
-            with contextlib.suppress(OSError):
-                self._conn.close()
-            if hasattr(self, "scratch"):
-                shutil.rmtree(self.scratch, ignore_errors=True)
-            _live.pop(id(self), None)
+        with contextlib.suppress(OSError):
+            self._process.kill()
+        self._process.wait()
+        with contextlib.suppress(OSError):
+            self._conn.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
     @property
     def project(self) -> Path:
