@@ -11,7 +11,7 @@ import pytest
 from docblocks import ROOT, check_shown_outputs, clone, commands, links, run_commands
 
 README = ROOT / "README.md"
-MAX_LINES = 330
+MAX_LINES = 335
 
 SKIP = {
     "make run": "grades the whole corpus: minutes of work; the same `arrivalbench run` is run "
