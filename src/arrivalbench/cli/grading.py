@@ -177,7 +177,9 @@ def grade(pipeline: Path, task: str | None, data: Path | None, model: str | None
 
 def _one_model(select: Sequence[str]) -> str | None:
     """On a task, `--select` names the one model graded as its target."""
-    named = [word for value in select for word in value.split()]
+    from arrivalbench.corpus.own_data import selector_words
+
+    named = selector_words(select)
     if len(named) > 1:
         raise ArrivalBenchError(f"--select {' '.join(named)}: on a task, --select names the "
                                 "one model graded as its target; dbt selectors go with --data")
@@ -377,16 +379,23 @@ def _graded(pipeline: Path, *, task: str | None, data: Path | None, model: str |
     if task is not None or select is not None:
         raise ArrivalBenchError("--data derives the task from the project: leave out "
                                 "--task and --select (--model names the model)")
-    from arrivalbench.corpus.own_data import over_prefixes
 
     folder, ref = bounded(_derived, pipeline, data, model, tuple(passed_env), limits)
     spec = load_spec(folder)
+    _check_prefixes(spec, needs_prefixes)
+    return spec, ref
+
+
+def _check_prefixes(spec: TaskSpec, needs_prefixes: str | None) -> None:
+    """What needs a reference over a part of the data (`needs_prefixes` names it) is refused
+    on a derived task whose full refresh is not one query over its sources."""
+    from arrivalbench.corpus.own_data import over_prefixes
+
     if needs_prefixes is not None and not over_prefixes(spec):
         raise ArrivalBenchError(f"{needs_prefixes}: the full refresh of model "
                                 f"{spec.target.name} is not one query over its sources, so "
                                 "there is no reference over a part of the data; grade it "
                                 "without")
-    return spec, ref
 
 
 def _graded_models(pipeline: Path, *, task: str | None, data: Path, model: str | None,
@@ -399,17 +408,11 @@ def _graded_models(pipeline: Path, *, task: str | None, data: Path, model: str |
     if task is not None:
         raise ArrivalBenchError("--data derives the task from the project: leave out --task "
                                 "(--model or --select names the models)")
-    from arrivalbench.corpus.own_data import over_prefixes
-
     found = bounded(_derived_each, pipeline, data, model, tuple(select), tuple(passed_env),
                     limits)
     graded_on = [(load_spec(folder), ref) for folder, ref in found]
     for spec, _ref in graded_on:
-        if needs_prefixes is not None and not over_prefixes(spec):
-            raise ArrivalBenchError(f"{needs_prefixes}: the full refresh of model "
-                                    f"{spec.target.name} is not one query over its sources, "
-                                    "so there is no reference over a part of the data; grade "
-                                    "it without")
+        _check_prefixes(spec, needs_prefixes)
     return graded_on
 
 

@@ -83,6 +83,11 @@ def _checked(project: Path, data: Path) -> Path:
 _SELECTOR_SIGNS = frozenset(":+@,*?[/")
 
 
+def selector_words(select: Sequence[str]) -> list[str]:
+    """`--select`'s values as dbt reads them: each value's space-separated words."""
+    return [word for value in select for word in value.split()]
+
+
 def derived_each(project: Path, data: Path, *, model: str | None = None,
                  select: Sequence[str] = (), limits: Limits = Limits(),
                  passed_env: Sequence[str] = ()) -> list[tuple[TaskSpec, ArtifactRef]]:
@@ -98,7 +103,7 @@ def derived_each(project: Path, data: Path, *, model: str | None = None,
     from arrivalbench.core.artifacts.dbt import DbtProject, _read, keep_child
 
     root = _checked(project, data)
-    words = [word for value in select for word in value.split()]
+    words = selector_words(select)
     if model is not None:
         if words:
             raise ParameterError("model", model, f"names one model; {mention('select')} "
@@ -133,8 +138,8 @@ def incremental_models(project: Path, select: Sequence[str] = (), *,
     root = project.resolve()
     if not (root / "dbt_project.yml").is_file():
         raise DbtError(f"{project}: no dbt_project.yml; give a dbt project folder")
-    names, child, _parsed = _selected(project, root, [w for v in select for w in v.split()],
-                                      limits, passed_env)
+    names, child, _parsed = _selected(project, root, selector_words(select), limits,
+                                      passed_env)
     child.kill()
     return names
 
