@@ -124,7 +124,7 @@ def grade(pipeline: Path, task: str | None, data: Path | None, model: str | None
     if plan_file is not None and len(graded_on) > 1:
         raise ArrivalBenchError(f"--plan {plan_file}: a plan replays on one model; name it "
                                 "with --model MODEL")
-    landing = landing or ("accumulate" if data is not None else "batch")
+    landing = landing or default_landing(own_data=data is not None)
     options = GradeOptions(engine, limits, every_batch=every_batch, measure=measure,
                            landing=landing, allowance=allowance)
     for spec, ref in graded_on:  # every model's bad input before any model's grade
@@ -173,6 +173,11 @@ def grade(pipeline: Path, task: str | None, data: Path | None, model: str | None
         if graded.nondeterministic is not None:
             warn(f"{spec.id}: {words.NONDETERMINISTIC}" if several else words.NONDETERMINISTIC)
     verdict_status(all(graded.passes for _spec, _ref, graded in grades))
+
+
+def default_landing(*, own_data: bool) -> Landing:
+    """A project on its own data lands as a warehouse loader does; a task, batch by batch."""
+    return "accumulate" if own_data else "batch"
 
 
 def _one_model(select: Sequence[str]) -> str | None:
@@ -353,7 +358,7 @@ def explain_argv(pipeline: Path, on: list[str] | None, verdicts: Sequence[Verdic
         argv += ["--timeout", f"{timeout:g}"]
     if engine != DEFAULT_ENGINE:
         argv += ["--engine", engine]
-    if first.landing != ("accumulate" if "--data" in on else "batch"):
+    if first.landing != default_landing(own_data="--data" in on):
         argv += ["--landing", first.landing]
     if first.allowance:
         argv += ["--allowed-lateness", first.allowance]  # `model`, or seconds: `3600s`
@@ -511,7 +516,7 @@ def explain_command(pipeline: Path | None, task: str | None, data: Path | None,
                                 "a folder: leave out --out")
     spec, ref = _graded(pipeline, task=task, data=data, model=model, select=select,
                         passed_env=passed_env, needs_prefixes="explain", limits=limits)
-    landing = landing or ("accumulate" if data is not None else "batch")
+    landing = landing or default_landing(own_data=data is not None)
     _check_time_options(ref, GradeOptions(engine, limits, landing=landing, allowance=allowance))
     if traits(ref).statements:
         check_statements(pipeline, ref.text, engine)
