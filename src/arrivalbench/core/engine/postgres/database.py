@@ -10,6 +10,13 @@ batch's rows into `incoming`, so no later batch ever exists where the pipeline c
 its size: `pg_relation_size` needs no privilege on a table). Each run is a new connection,
 closed at its end, after which the owner undoes what a role can leave on itself; the harness's
 reads are bounded in rows and bytes by the server before anything reaches the grader.
+
+A new connection is a new server process, the largest fixed cost of a run on this engine, so
+the harness's own connections are kept where nothing of a pipeline's can reach them: the
+owner's (the superuser's, whose session only the harness's statements change) for as long as
+the process grades, and the reader's for one replay, its session discarded before every read
+(`DISCARD ALL`: settings back to its pinned startup options, no plan, cursor, lock or listen
+left by a function that ran in an earlier read).
 """
 
 from __future__ import annotations
@@ -54,17 +61,37 @@ ORDER BY c.relname::pg_catalog.text = %s::pg_catalog.text DESC, c.relname LIMIT 
 """
 
 
+# A dropped table's files are emptied at once but unlinked at the next checkpoint, which a
+# server tuned for throwaway data seldom reaches: over a gate's replays the database's folder
+# filled with tens of thousands of empty files, each one stat'ed by every size check of the
+# watchdog. A checkpoint every so many replays (milliseconds: nothing is fsync'ed) keeps the
+# folder near the size of one replay's tables.
+CHECKPOINT_EVERY = 32
+
+
 class _Replays:
-    """The `replay` database of a server of this process and whether a role was made in it."""
+    """The `replay` database of a server of this process, whether a role was made in it, and
+    the owner's connection to it."""
 
     def __init__(self, server: pgserver.Server) -> None:
         self.server = server
         with self.server.connect(options=walls.HARNESS_OPTIONS) as con:
             con.execute(f"DROP DATABASE IF EXISTS {REPLAY} WITH (FORCE)")
             con.execute(f"CREATE DATABASE {REPLAY}")
-        with self.server.connect(REPLAY, options=walls.HARNESS_OPTIONS) as con:
-            con.execute(walls.prepare_database())
+        self._admin = self.server.connect(REPLAY, options=walls.HARNESS_OPTIONS)
+        self._admin.execute(walls.prepare_database())
         self.role_exists = False
+        self.started = 0
+
+    def admin(self) -> psycopg.Connection[Any]:
+        """The owner's connection for the next replay, made again if the last replay lost it
+        (a backend that crashed restarts every session of the server)."""
+        if self._admin.closed or self._admin.broken:
+            self._admin = self.server.connect(REPLAY, options=walls.HARNESS_OPTIONS)
+        self.started += 1
+        if self.started % CHECKPOINT_EVERY == 0:
+            self._admin.execute("CHECKPOINT")
+        return self._admin
 
 
 _replays: dict[tuple[int, int], _Replays] = {}
@@ -86,9 +113,10 @@ class Database:
         self.limits = limits
         self._replays = _current(limits)
         self._server = self._replays.server
-        self._admin = self._server.connect(REPLAY, options=walls.HARNESS_OPTIONS)
+        self._admin = self._replays.admin()
         self._admin.execute(walls.reset_role(self._replays.role_exists, limits))
         self._replays.role_exists = True
+        self._reading: psycopg.Connection[Any] | None = None  # the reader's, this replay's
         self._deliveries: dict[str, pa.Table] = {}
         self._columns: dict[str, list[str]] = {}  # the columns of each incoming table
         self._types: dict[str, dict[str, str]] = {}
@@ -203,10 +231,16 @@ class Database:
         return sorted({s.split("=", 1)[0] for _db, settings in found for s in settings or []})
 
     def _reader(self, phase: Phase) -> psycopg.Connection[Any]:
-        """A connection of the harness's reader for one read, allowed to read what exists now:
-        pinned settings, read-only transactions, nothing left from an earlier read."""
+        """The harness reader's connection, allowed to read what exists now: pinned settings,
+        read-only transactions, nothing left from an earlier read."""
         self._execute(self._admin, walls.GRANT_READ, phase)
-        return self._server.connect(REPLAY, walls.READER, options=walls.READER_OPTIONS)
+        reading = self._reading
+        if reading is None or reading.closed or reading.broken:
+            reading = self._reading = self._server.connect(REPLAY, walls.READER,
+                                                           options=walls.READER_OPTIONS)
+        else:
+            self._execute(reading, "DISCARD ALL", phase)
+        return reading
 
     def read(self, name: str) -> Table:
         # A lookup in the catalog only: the owner's connection, pinned to pg_catalog.
@@ -219,14 +253,11 @@ class Database:
 
     def query(self, sql: str, phase: Phase) -> Table:
         """A query of the harness as the pipeline would see the database (its search path), as
-        the harness's reader, read-only, on a connection of its own. `sql` qualifies every name
+        the harness's reader, read-only, on the reader's connection of this replay, its session
+        discarded first. `sql` qualifies every name
         it adds (a function or operator of the pipeline's in `main` would otherwise stand in for
         the catalog's)."""
-        con = self._reader(phase)
-        try:
-            return self._fetch(con, sql, phase)
-        finally:
-            con.close()
+        return self._fetch(self._reader(phase), sql, phase)
 
     def _fetch(self, con: psycopg.Connection[Any], sql: str, phase: Phase) -> Table:
         """`sql`'s result, stopped by the server past the row and byte limits."""
@@ -239,8 +270,9 @@ class Database:
         return Table(columns, tuple(tuple(value(v) for v in row[1:]) for row in rows))
 
     def close(self) -> None:
-        with contextlib.suppress(psycopg.Error):
-            self._admin.close()
+        if self._reading is not None:
+            with contextlib.suppress(psycopg.Error):
+                self._reading.close()
 
 
 @contextmanager
