@@ -1,5 +1,5 @@
-"""The local executor: a pool of `spawn`ed worker processes, each running its own loop over a
-pipe.
+"""The local executor: a pool of worker processes (forked from a server that imported the
+package once, `processes`), each running its own loop over a pipe.
 
 A worker announces every unit before it starts it, so when a worker dies (segfault, an
 out-of-memory kill, `os._exit`) the parent knows the one replay that killed it: that replay
@@ -12,7 +12,6 @@ killed, its unit is an ERROR with phase `timeout`, and the run goes on the same 
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import signal
 import time
@@ -22,8 +21,8 @@ from collections.abc import Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from arrivalbench.core.containment import limit_self
 from arrivalbench.errors import ArrivalBenchError, WorkerError
+from arrivalbench.study.executors import processes
 from arrivalbench.study.executors.unit import (
     TICK,
     Answer,
@@ -45,7 +44,7 @@ WORKER_DATA = 2 * 1024 * 1024 * 1024
 
 
 class LocalExecutor:
-    """A pool of spawned worker processes on this machine (default: one per core)."""
+    """A pool of worker processes on this machine (default: one per core)."""
 
     name = "local"
     PREFETCH = 2  # units queued at a worker, so it never waits on the parent
@@ -54,7 +53,7 @@ class LocalExecutor:
         self.workers = max(1, workers or os.cpu_count() or 1)
         self.work = work
         self.stats = Stats()
-        self._context = multiprocessing.get_context("spawn")
+        self._context = processes.context()
 
     def run(self, units: Sequence[J], on_results: OnResults[J]) -> None:
         if not units:
@@ -185,8 +184,8 @@ class _Worker:
     def __init__(self, context: Any, work: Work, name: str) -> None:
         self.name = name
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_worker_main, args=(child, work), daemon=True,
-                                       name=f"arrivalbench-{name}")
+        self.process = context.Process(target=_worker_main, args=(child, work, dict(os.environ)),
+                                       daemon=True, name=f"arrivalbench-{name}")
         self.process.start()
         child.close()
         self.inflight: deque[int] = deque()
@@ -234,20 +233,26 @@ class _Worker:
             self.conn.send(None)
 
     def close(self) -> None:
+        """Wait for the worker to leave. One still busy (a stop while units were queued at it)
+        is told to leave with SIGTERM, which lets it stop what it started (its PostgreSQL
+        server), and is killed only if that does not take."""
         self.process.join(timeout=2)
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join(timeout=5)
         if self.process.is_alive():
             self.process.kill()
             self.process.join()
         self.conn.close()
 
 
-def _worker_main(conn: Connection, work: Work) -> None:
+def _worker_main(conn: Connection, work: Work, environment: dict[str, str]) -> None:
     """A worker's loop: announce a unit, grade it, send the result; stop on None or EOF.
     Interrupts are the parent's business: a Ctrl-C must not look like a dying worker."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # A replay's memory past what its engine bounds (a huge value DuckDB allocates outside
     # its buffer manager) fails an allocation here, as an ERROR, instead of taking the machine.
-    limit_self(WORKER_DATA, None)
+    processes.start(environment, WORKER_DATA)
     try:
         while True:
             message = conn.recv()
