@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -228,6 +229,18 @@ def message_strings(tree: ast.Module, exceptions: frozenset[str]
     functions = {f.name: f for f in ast.walk(tree)
                  if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)}
     calls = [c for c in ast.walk(tree) if isinstance(c, ast.Call)]
+    # What each name is assigned anywhere in the module, and the calls of each function by
+    # name: looked up for every name a message reaches, so indexed once.
+    assigned: dict[str, list[ast.AST]] = defaultdict(list)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if node.value is not None:
+                for target in {t.id for t in targets if isinstance(t, ast.Name)}:
+                    assigned[target].append(node.value)
+    calls_of: dict[str, list[ast.Call]] = defaultdict(list)
+    for call in calls:
+        calls_of[_callee(call)].append(call)
     todo: list[ast.AST] = [n.exc for n in ast.walk(tree) if isinstance(n, ast.Raise) and n.exc]
     todo += [c for c in calls if _callee(c) in exceptions]
     seen: set[ast.AST] = set()
@@ -241,26 +254,19 @@ def message_strings(tree: ast.Module, exceptions: frozenset[str]
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             yield node
         elif isinstance(node, ast.Name):
-            todo += _flows_into(node, scope(node), tree, functions, calls)
+            todo += _flows_into(node, scope(node), assigned, functions, calls_of)
         elif isinstance(node, ast.Call) and _callee(node) in functions:
             todo += [r.value for r in ast.walk(functions[_callee(node)])
                      if isinstance(r, ast.Return) and r.value is not None]
         todo += list(ast.iter_child_nodes(node))
 
 
-def _flows_into(name: ast.Name, scope: ast.AST, tree: ast.Module,
+def _flows_into(name: ast.Name, scope: ast.AST, assigned: dict[str, list[ast.AST]],
                 functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
-                calls: list[ast.Call]) -> list[ast.AST]:
-    """The expressions whose value `name` may hold: what it is assigned in its function or at
-    the module's top, and, for a parameter, the arguments of the calls in the module."""
-    found: list[ast.AST] = []
-    for where in {scope, tree}:
-        for node in ast.walk(where):
-            if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                if node.value is not None and any(
-                        isinstance(t, ast.Name) and t.id == name.id for t in targets):
-                    found.append(node.value)
+                calls_of: dict[str, list[ast.Call]]) -> list[ast.AST]:
+    """The expressions whose value `name` may hold: what it is assigned anywhere in the
+    module, and, for a parameter, its default and the arguments of the calls in the module."""
+    found: list[ast.AST] = list(assigned.get(name.id, ()))
     if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
         args = scope.args
         positional = [*args.posonlyargs, *args.args]
@@ -271,9 +277,8 @@ def _flows_into(name: ast.Name, scope: ast.AST, tree: ast.Module,
                      if d is not None}
         if name.id in names or name.id in defaults:
             found += [defaults[name.id]] if name.id in defaults else []
-            for call in calls:
-                if _callee(call) != scope.name or functions.get(scope.name) is not scope:
-                    continue
+            for call in calls_of.get(scope.name, ()) if functions.get(scope.name) is scope \
+                    else ():
                 at = names.index(name.id) if name.id in names else None
                 if at is not None and at < len(call.args):
                     found.append(call.args[at])

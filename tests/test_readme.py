@@ -1,6 +1,8 @@
 """Every command of the README, as a newcomer copies it (see `docblocks` for how a block is run).
 What cannot run here is skipped by the list below, each with its reason. The README is the front
-page: short, with the reference in docs/ (tested by test_docs.py and test_docs_<group>.py)."""
+page: short, with the reference in docs/ (tested by test_docs.py and test_docs_<group>.py). The
+outputs it shows are checked in test_readme_outputs.py, a file of its own so that the two
+longest checks of the suite run on two workers."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from docblocks import ROOT, check_shown_outputs, clone, commands, links, run_commands
+from docblocks import ROOT, clone, commands, links, run_commands
 
 README = ROOT / "README.md"
 MAX_LINES = 335
@@ -49,8 +51,3 @@ def test_the_readme_is_a_front_page() -> None:
 
 def test_every_readme_command_runs(root: Path) -> None:
     run_commands(root, README.read_text(encoding="utf-8"), SKIP)
-
-
-def test_shown_outputs_are_what_the_command_prints(root: Path) -> None:
-    text = README.read_text(encoding="utf-8")
-    check_shown_outputs(root, text, SKIP)
