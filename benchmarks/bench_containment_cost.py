@@ -60,8 +60,7 @@ def measure(command: list[str], env: dict[str, str]) -> tuple[float, float, str]
         raise SystemExit(f"{command[:3]}: failed: {done.stderr.strip()[-400:]}")
     document = json.loads(done.stdout)
     rows = document["verdicts"] if isinstance(document, dict) else document
-    verdicts = [{k: v for k, v in row.items() if "seconds" not in k and k != "timings"}
-                for row in rows]
+    verdicts = [{k: row[k] for k in ("schedule", "seed", "verdict", "detail")} for row in rows]
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return cpu, wall, json.dumps(verdicts, sort_keys=True)
 
