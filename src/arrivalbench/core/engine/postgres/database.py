@@ -254,9 +254,8 @@ class Database:
     def query(self, sql: str, phase: Phase) -> Table:
         """A query of the harness as the pipeline would see the database (its search path), as
         the harness's reader, read-only, on the reader's connection of this replay, its session
-        discarded first. `sql` qualifies every name
-        it adds (a function or operator of the pipeline's in `main` would otherwise stand in for
-        the catalog's)."""
+        discarded first. `sql` qualifies every name it adds (a function or operator of the
+        pipeline's in `main` would otherwise stand in for the catalog's)."""
         return self._fetch(self._reader(phase), sql, phase)
 
     def _fetch(self, con: psycopg.Connection[Any], sql: str, phase: Phase) -> Table:

@@ -23,8 +23,8 @@ function call qualified. Its reads of what the pipeline made run as a role of th
 nor the pipeline's role (whose defaults and sessions the pipeline controls). The reader may
 only SELECT what is in `main` and `incoming`, granted by the owner just before each read; it
 reads in read-only transactions, on a connection of its own that no pipeline session shares,
-its session discarded (`DISCARD ALL`) before every read, and every name the
-harness adds to a read is qualified.
+its session discarded (`DISCARD ALL`) before every read, and every name the harness adds to a
+read is qualified.
 """
 
 from __future__ import annotations
