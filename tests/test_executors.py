@@ -188,25 +188,6 @@ def test_bad_input_met_in_a_worker_stays_one_line_of_bad_input(tiny: TaskSpec) -
     assert "\n" not in str(raised.value)
 
 
-def telling_the_environment(unit: Unit) -> Result:
-    raise RuntimeError(f"the worker sees {os.environ.get('ARRIVALBENCH_TEST_MARK')!r}")
-
-
-def test_a_worker_sees_the_environment_of_its_grader_when_it_starts(
-        tiny: TaskSpec, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Workers fork from a server started with the first of them: what the grader's
-    environment holds when a later worker starts (a passed variable, a cache folder) is what
-    that worker sees, as a spawned process would."""
-    units = units_for(tiny, [tiny.gold_sql], 1, ["snapshot"])
-    for mark in ("first", "second"):
-        monkeypatch.setenv("ARRIVALBENCH_TEST_MARK", mark)
-        with pytest.raises(WorkerError, match=f"the worker sees '{mark}'"):
-            LocalExecutor(1, work=telling_the_environment).run(units, lambda batch: None)
-    monkeypatch.delenv("ARRIVALBENCH_TEST_MARK")
-    with pytest.raises(WorkerError, match="the worker sees None"):
-        LocalExecutor(1, work=telling_the_environment).run(units, lambda batch: None)
-
-
 def test_a_task_changed_under_the_run_is_a_harness_error(tiny: TaskSpec) -> None:
     [unit] = units_for(tiny, [tiny.gold_sql])[:1]
     stale = dataclasses.replace(unit, task_digest="sha256:old")

@@ -10,6 +10,7 @@ not depend on where it runs, so the bytes are those of `core.grading` in-process
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -28,6 +29,7 @@ from arrivalbench.core.artifacts import (
     startup_seconds,
     traits,
 )
+from arrivalbench.core.containment import limit_self
 from arrivalbench.core.engine import Failure, Limits, backend
 from arrivalbench.core.grading import GradeOptions, Point, StopCause, judge, stopped
 from arrivalbench.core.task import TaskSpec, load_spec, source_of
@@ -40,7 +42,6 @@ from arrivalbench.study.executors import (
     Result,
     Unit,
     peak_rss,
-    processes,
     unit_spec,
 )
 from arrivalbench.study.executors.local import WORKER_DATA
@@ -153,11 +154,12 @@ def _described(path: Path, task: str, models: tuple[str, ...], passed_env: tuple
 
 
 def bounded(fn: Callable[..., T], *args: Any) -> T:
-    """`fn(*args)` in a child process under the workers' data bound, for work that
+    """`fn(*args)` in a spawned child process under the workers' data bound, for work that
     replays an artifact many times in a row (`explain`'s shrinking): what the child raises is
     raised here, with its traceback."""
-    with ProcessPoolExecutor(1, mp_context=processes.context(), initializer=processes.start,
-                             initargs=(dict(os.environ), WORKER_DATA)) as pool:
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(1, mp_context=context, initializer=limit_self,
+                             initargs=(WORKER_DATA, None)) as pool:
         try:
             return pool.submit(fn, *args).result()
         except BrokenProcessPool:

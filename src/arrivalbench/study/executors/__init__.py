@@ -10,9 +10,8 @@ long as there are any, so a log is loaded about once per worker per task. An exe
 more of a unit than `Job` says, so other work runs on the same machinery with a `work`
 function of its own (the gate grades one artifact of a task per unit).
 
-- `local.LocalExecutor`: a pool of worker processes (forked from a server that imported the
-  package once: `processes`); a dying or overdue worker costs its one replay an ERROR verdict
-  and is replaced.
+- `local.LocalExecutor`: a pool of spawned worker processes; a dying or overdue worker costs
+  its one replay an ERROR verdict and is replaced.
 - `ray_tasks.RayExecutor` (the `ray` extra): units in small per-task chunks as Ray tasks.
 """
 

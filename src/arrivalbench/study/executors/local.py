@@ -1,5 +1,5 @@
-"""The local executor: a pool of worker processes (forked from a server that imported the
-package once, `processes`), each running its own loop over a pipe.
+"""The local executor: a pool of `spawn`ed worker processes, each running its own loop over a
+pipe.
 
 A worker announces every unit before it starts it, so when a worker dies (segfault, an
 out-of-memory kill, `os._exit`) the parent knows the one replay that killed it: that replay
@@ -12,6 +12,7 @@ killed, its unit is an ERROR with phase `timeout`, and the run goes on the same 
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import os
 import signal
 import time
@@ -21,8 +22,8 @@ from collections.abc import Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from arrivalbench.core.containment import limit_self
 from arrivalbench.errors import ArrivalBenchError, WorkerError
-from arrivalbench.study.executors import processes
 from arrivalbench.study.executors.unit import (
     TICK,
     Answer,
@@ -44,7 +45,7 @@ WORKER_DATA = 2 * 1024 * 1024 * 1024
 
 
 class LocalExecutor:
-    """A pool of worker processes on this machine (default: one per core)."""
+    """A pool of spawned worker processes on this machine (default: one per core)."""
 
     name = "local"
     PREFETCH = 2  # units queued at a worker, so it never waits on the parent
@@ -53,7 +54,7 @@ class LocalExecutor:
         self.workers = max(1, workers or os.cpu_count() or 1)
         self.work = work
         self.stats = Stats()
-        self._context = processes.context()
+        self._context = multiprocessing.get_context("spawn")
 
     def run(self, units: Sequence[J], on_results: OnResults[J]) -> None:
         if not units:
@@ -184,8 +185,8 @@ class _Worker:
     def __init__(self, context: Any, work: Work, name: str) -> None:
         self.name = name
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_worker_main, args=(child, work, dict(os.environ)),
-                                       daemon=True, name=f"arrivalbench-{name}")
+        self.process = context.Process(target=_worker_main, args=(child, work), daemon=True,
+                                       name=f"arrivalbench-{name}")
         self.process.start()
         child.close()
         self.inflight: deque[int] = deque()
@@ -246,13 +247,16 @@ class _Worker:
         self.conn.close()
 
 
-def _worker_main(conn: Connection, work: Work, environment: dict[str, str]) -> None:
+def _worker_main(conn: Connection, work: Work) -> None:
     """A worker's loop: announce a unit, grade it, send the result; stop on None or EOF.
-    Interrupts are the parent's business: a Ctrl-C must not look like a dying worker."""
+    Interrupts are the parent's business: a Ctrl-C must not look like a dying worker. A
+    SIGTERM (the parent's stop, `_Worker.close`) unwinds it, so that what it started (a
+    PostgreSQL server, dbt children and their folders) is stopped by its finalizers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _leave)
     # A replay's memory past what its engine bounds (a huge value DuckDB allocates outside
     # its buffer manager) fails an allocation here, as an ERROR, instead of taking the machine.
-    processes.start(environment, WORKER_DATA)
+    limit_self(WORKER_DATA, None)
     try:
         while True:
             message = conn.recv()
@@ -269,3 +273,7 @@ def _worker_main(conn: Connection, work: Work, environment: dict[str, str]) -> N
             conn.send(("done", index, result))
     except (EOFError, OSError):  # the parent is gone
         return
+
+
+def _leave(number: int, frame: object) -> None:
+    raise SystemExit(128 + number)

@@ -16,9 +16,10 @@ from __future__ import annotations
 import atexit
 import contextlib
 import datetime as dt
+import multiprocessing.util
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -449,12 +450,20 @@ def keep_child(found: files.Files, passed_env: Sequence[str], limits: Limits, ch
     """Hand `child`, which parsed `found` into `parsed`, to the next `start_child` for the same
     files, environment and limits in this process (killed at exit if nobody takes it)."""
     if not _kept:
-        atexit.register(_kill_kept)
+        at_exit(_kill_kept)
     key = _kept_key(found, passed_env, limits)
     previous = _kept.pop(key, None)
     if previous is not None:
         previous[0].kill()
     _kept[key] = (child, parsed)
+
+
+def at_exit(cleanup: Callable[[], None]) -> None:
+    """Run `cleanup` (idempotent) however this process ends short of a kill: at interpreter
+    exit, and in a worker process, which leaves through os._exit, skipping atexit, after the
+    finalizers that have an exit priority."""
+    atexit.register(cleanup)
+    multiprocessing.util.Finalize(None, cleanup, exitpriority=50)
 
 
 def _kill_kept() -> None:
@@ -503,7 +512,7 @@ def _parse(found: files.Files, model: str, spec: TaskSpec, passed_env: tuple[str
     except BaseException:
         child.kill()
         raise
-    atexit.register(project.close)
+    at_exit(project.close)
     return project
 
 
