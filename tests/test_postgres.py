@@ -337,43 +337,6 @@ def test_a_worker_process_stops_its_server_when_it_ends() -> None:
     assert _gone(Path(home), pid)
 
 
-def test_a_run_stopped_while_a_worker_is_busy_leaves_no_server_behind(tiny: TaskSpec) -> None:
-    """A stop (Ctrl-C in the grader) while a worker is in the middle of a replay: the worker
-    is told to leave and takes its server with it, rather than leaving it to the next sweep."""
-    from arrivalbench.core.artifacts import script_ref
-    from arrivalbench.core.grading import GradeOptions
-    from arrivalbench.core.task import source_of
-    from arrivalbench.study.executors import LocalExecutor, Result, Unit
-
-    root = pgserver._root()
-    before = set(root.iterdir())
-    units = [Unit(source_of(tiny), tiny.digest, script_ref(sql), "snapshot", 0,
-                  options=GradeOptions(engine="postgres"))
-             for sql in (TINY_GOLD, "SELECT pg_sleep(20)")]
-
-    started: set[Path] = set()
-
-    def ours(home: Path) -> bool:  # owned by a process under this one (other tests run too)
-        try:
-            owner = psutil.Process(int(home.name.split("-")[0]))
-            return os.getpid() in {p.pid for p in owner.parents()}
-        except (ValueError, psutil.Error):
-            return False
-
-    def stop(batch: list[tuple[Unit, Result]]) -> None:
-        if batch:  # the gold graded: the worker is replaying the sleep now
-            started.update(h for h in root.iterdir() if h not in before and ours(h))
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        LocalExecutor(1).run(units, stop)
-    assert started  # the worker's server, running when the stop came
-    deadline = time.monotonic() + 30
-    while any(h.exists() for h in started) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not [h for h in started if h.exists()]
-
-
 def _start_in_worker() -> tuple[str, int]:
     started = pgserver.server()
     assert started.process is not None

@@ -234,13 +234,7 @@ class _Worker:
             self.conn.send(None)
 
     def close(self) -> None:
-        """Wait for the worker to leave. One still busy (a stop while units were queued at it)
-        is told to leave with SIGTERM, which lets it stop what it started (its PostgreSQL
-        server), and is killed only if that does not take."""
         self.process.join(timeout=2)
-        if self.process.is_alive():
-            self.process.terminate()
-            self.process.join(timeout=5)
         if self.process.is_alive():
             self.process.kill()
             self.process.join()
@@ -249,11 +243,8 @@ class _Worker:
 
 def _worker_main(conn: Connection, work: Work) -> None:
     """A worker's loop: announce a unit, grade it, send the result; stop on None or EOF.
-    Interrupts are the parent's business: a Ctrl-C must not look like a dying worker. A
-    SIGTERM (the parent's stop, `_Worker.close`) unwinds it, so that what it started (a
-    PostgreSQL server, dbt children and their folders) is stopped by its finalizers."""
+    Interrupts are the parent's business: a Ctrl-C must not look like a dying worker."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _leave)
     # A replay's memory past what its engine bounds (a huge value DuckDB allocates outside
     # its buffer manager) fails an allocation here, as an ERROR, instead of taking the machine.
     limit_self(WORKER_DATA, None)
@@ -273,7 +264,3 @@ def _worker_main(conn: Connection, work: Work) -> None:
             conn.send(("done", index, result))
     except (EOFError, OSError):  # the parent is gone
         return
-
-
-def _leave(number: int, frame: object) -> None:
-    raise SystemExit(128 + number)
