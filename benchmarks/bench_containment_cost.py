@@ -2,9 +2,8 @@
 `arrivalbench grade` process (replays in bounded worker processes) against the same replays
 graded in one plain Python process (`core.grading.grade`, nothing contained), alternated and
 repeated. The figures are the CPU of the whole process tree (user + system: this process is a
-child subreaper, so the workers and the server they fork from are counted even when they
-outlive the grader by a moment) and wall time, medians over repeats; the verdicts of both must
-be equal.
+child subreaper, so workers and their servers are counted even when they outlive the grader by
+a moment) and wall time, medians over repeats; the verdicts of both must be equal.
 
     python benchmarks/bench_containment_cost.py [--task ID]... [--repeat R] [--before SRC]
 
@@ -42,7 +41,7 @@ print(json.dumps([g.verdict.document() for g in grade(spec, artifact, plan(spec,
 
 
 def _reap() -> None:
-    """Wait for every orphan this subreaper inherited (the workers' server, leaving)."""
+    """Wait for every orphan this subreaper inherited (a worker or a server, leaving)."""
     with contextlib.suppress(ChildProcessError):
         while True:
             os.waitpid(-1, 0)

@@ -277,8 +277,8 @@ def _flows_into(name: ast.Name, scope: ast.AST, assigned: dict[str, list[ast.AST
                      if d is not None}
         if name.id in names or name.id in defaults:
             found += [defaults[name.id]] if name.id in defaults else []
-            for call in calls_of.get(scope.name, ()) if functions.get(scope.name) is scope \
-                    else ():
+            own = functions.get(scope.name) is scope
+            for call in calls_of.get(scope.name, []) if own else []:
                 at = names.index(name.id) if name.id in names else None
                 if at is not None and at < len(call.args):
                     found.append(call.args[at])

@@ -450,7 +450,7 @@ def keep_child(found: files.Files, passed_env: Sequence[str], limits: Limits, ch
     """Hand `child`, which parsed `found` into `parsed`, to the next `start_child` for the same
     files, environment and limits in this process (killed at exit if nobody takes it)."""
     if not _kept:
-        at_exit(_kill_kept)
+        _at_exit(_kill_kept)
     key = _kept_key(found, passed_env, limits)
     previous = _kept.pop(key, None)
     if previous is not None:
@@ -458,10 +458,10 @@ def keep_child(found: files.Files, passed_env: Sequence[str], limits: Limits, ch
     _kept[key] = (child, parsed)
 
 
-def at_exit(cleanup: Callable[[], None]) -> None:
+def _at_exit(cleanup: Callable[[], None]) -> None:
     """Run `cleanup` (idempotent) however this process ends short of a kill: at interpreter
-    exit, and in a worker process, which leaves through os._exit, skipping atexit, after the
-    finalizers that have an exit priority."""
+    exit, and in a process multiprocessing forked, which leaves through os._exit (skipping
+    atexit) after running the finalizers that have an exit priority."""
     atexit.register(cleanup)
     multiprocessing.util.Finalize(None, cleanup, exitpriority=50)
 
@@ -512,7 +512,7 @@ def _parse(found: files.Files, model: str, spec: TaskSpec, passed_env: tuple[str
     except BaseException:
         child.kill()
         raise
-    at_exit(project.close)
+    _at_exit(project.close)
     return project
 
 
